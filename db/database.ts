@@ -1,0 +1,115 @@
+// The Kysely instance: real PostgreSQL through a pg Pool when DATABASE_URL is set, otherwise embedded PostgreSQL
+// (PGlite) in a data directory, so `npm start` works on a bare machine. Both return numeric and int8 as strings.
+import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { Kysely, PGliteDialect, PostgresDialect } from 'kysely';
+import { Pool, types as pgTypes } from 'pg';
+import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
+import type { Database } from './tables';
+
+export type DatabaseKind = 'postgres' | 'pglite';
+
+export interface DatabaseHandle {
+  db: Kysely<Database>;
+  kind: DatabaseKind;
+  close(): Promise<void>;
+}
+
+/** Another process holds the embedded database; opening it too would corrupt it. */
+export class DatabaseBusyError extends Error {}
+
+// pg returns numeric and int8 as strings already; keep it explicit since amounts rely on it.
+pgTypes.setTypeParser(pgTypes.builtins.NUMERIC, (v) => v);
+pgTypes.setTypeParser(pgTypes.builtins.INT8, (v) => v);
+
+export function openPostgres(connectionString: string, max = 10): DatabaseHandle {
+  const pool = new Pool({ connectionString, max, connectionTimeoutMillis: 5000 });
+  // An idle client's error (the server restarted) must not crash the process; the next query reconnects.
+  pool.on('error', () => undefined);
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return { db, kind: 'postgres', close: () => db.destroy() };
+}
+
+export async function createPGlite(options: { dataDir?: string; loadDataDir?: Blob }): Promise<PGlite> {
+  const types = pgliteTypes;
+  const pg = new PGlite({
+    ...(options.dataDir ? { dataDir: options.dataDir } : {}),
+    ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
+    parsers: { [types.NUMERIC]: (v: string) => v, [types.INT8]: (v: string) => v },
+  });
+  await pg.waitReady;
+  return pg;
+}
+
+export function wrapPGlite(pg: PGlite, onClose: () => void = () => undefined): DatabaseHandle {
+  const db = new Kysely<Database>({ dialect: new PGliteDialect({ pglite: pg }) });
+  return {
+    db,
+    kind: 'pglite',
+    close: async () => {
+      await db.destroy();
+      if (!pg.closed) await pg.close();
+      onClose();
+    },
+  };
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * PGlite is single-process: two processes on one data directory corrupt it. A lock file beside the directory,
+ * holding the owner's pid, makes a second opener (the CLI while the server runs) fail with a clear message.
+ * A lock whose process is gone is stale and taken over.
+ */
+function lockDataDir(dataDir: string): () => void {
+  const lockPath = `${dataDir}.lock`;
+  mkdirSync(dirname(lockPath), { recursive: true });
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(lockPath, 'wx');
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      return () => {
+        try {
+          if (readFileSync(lockPath, 'utf8') === String(process.pid)) unlinkSync(lockPath);
+        } catch {
+          /* already gone */
+        }
+      };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const owner = Number(readFileSync(lockPath, 'utf8'));
+      if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && isAlive(owner)) {
+        throw new DatabaseBusyError(
+          `The embedded database in ${dataDir} is in use by process ${owner} (a running server?). ` +
+            'Stop that process first, or set DATABASE_URL to use PostgreSQL, which allows many clients.',
+        );
+      }
+      unlinkSync(lockPath);
+    }
+  }
+  throw new DatabaseBusyError(`Could not lock ${dataDir}`);
+}
+
+export async function openEmbedded(dataDir: string): Promise<DatabaseHandle> {
+  const unlock = lockDataDir(dataDir);
+  try {
+    mkdirSync(dataDir, { recursive: true });
+    const pg = await createPGlite({ dataDir });
+    return wrapPGlite(pg, unlock);
+  } catch (err) {
+    unlock();
+    throw err;
+  }
+}
+
+export async function openDatabase(config: { databaseUrl: string | undefined; dataDir: string }): Promise<DatabaseHandle> {
+  return config.databaseUrl ? openPostgres(config.databaseUrl) : openEmbedded(config.dataDir);
+}

@@ -1,0 +1,11 @@
+// Server-wide secrets, created once and then shared by every process on the same database.
+import { randomBytes } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Database } from '../tables';
+
+/** The named secret, created (32 random bytes) on first use. Concurrent first uses agree on one value. */
+export async function serverSecret(db: Kysely<Database>, name: string): Promise<Buffer> {
+  await db.insertInto('server_secrets').values({ name, secret: randomBytes(32) }).onConflict((oc) => oc.column('name').doNothing()).execute();
+  const row = await db.selectFrom('server_secrets').select('secret').where('name', '=', name).executeTakeFirstOrThrow();
+  return Buffer.from(row.secret);
+}

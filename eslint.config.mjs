@@ -1,0 +1,19 @@
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['node_modules', 'dist', 'data', 'coverage', 'src/generated'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-require-imports': 'off',
+    },
+  },
+  {
+    // The house rule of DESIGN.md: handlers never touch SQL.
+    files: ['handlers/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: ['kysely', 'pg', '*/db/database*'] }] },
+  },
+);

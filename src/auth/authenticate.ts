@@ -1,0 +1,28 @@
+// Bearer credential -> credential + shop. Every failure is the same 401, so a caller learns nothing about which
+// keys exist; a suspended shop is a 403 (the credential is valid, the shop may not act).
+import type { Kysely } from 'kysely';
+import type { Database, Credential, Shop } from '../../db/tables';
+import { liveCredentialWithShopByHash, touchCredential } from '../../db/queries/credentials';
+import { hashCredential, looksLikeCredential } from './credentials';
+
+export interface AuthContext {
+  credential: Credential;
+  shop: Shop;
+}
+
+export function bearerToken(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const match = /^Bearer +(\S+) *$/i.exec(header);
+  return match?.[1];
+}
+
+/** Returns the credential and its shop, or undefined when the header holds no live credential. */
+export async function authenticate(db: Kysely<Database>, authorization: string | undefined): Promise<AuthContext | undefined> {
+  const token = bearerToken(authorization);
+  if (!token || !looksLikeCredential(token)) return undefined;
+  const found = await liveCredentialWithShopByHash(db, hashCredential(token));
+  if (!found) return undefined;
+  // Best effort: a failed last-used stamp must not fail the request.
+  touchCredential(db, found.credential.id).catch(() => undefined);
+  return found;
+}

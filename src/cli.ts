@@ -1,0 +1,120 @@
+// The admin command line: `npm run -s cli -- <command> [options] [--json]`.
+// With --json exactly one JSON document is printed on stdout (also for errors, as { "error": { "message" } }).
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { openDatabase, DatabaseBusyError, type DatabaseHandle } from '../db/database';
+import { migrateToLatest } from '../db/migrate';
+import { loadConfig, ConfigError } from './config';
+import * as admin from './domain/admin';
+import { FixtureError } from './domain/fixtures';
+
+const usage = `Usage: npm run -s cli -- <command> [options] [--json]
+
+  shop create --name NAME [--plan free|pro|business] [--currency USD]
+  shop suspend --id SHOP_ID
+  shop activate --id SHOP_ID
+  key create --shop SHOP_ID --scopes "orders.read products.read" [--name NAME]
+  key revoke --id KEY_ID
+  key list --shop SHOP_ID
+  seed --shop SHOP_ID --file fixtures.json
+  demo
+`;
+
+class UsageError extends Error {}
+
+function required(values: Record<string, unknown>, name: string): string {
+  const v = values[name];
+  if (typeof v !== 'string' || v === '') throw new UsageError(`--${name} is required`);
+  return v;
+}
+
+type Output = { json: unknown; text: string };
+
+async function run(argv: string[], database: () => Promise<DatabaseHandle>): Promise<Output> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      json: { type: 'boolean' },
+      name: { type: 'string' },
+      plan: { type: 'string' },
+      currency: { type: 'string' },
+      id: { type: 'string' },
+      shop: { type: 'string' },
+      scopes: { type: 'string' },
+      file: { type: 'string' },
+    },
+  });
+  const command = positionals.join(' ');
+  const known = ['shop create', 'shop suspend', 'shop activate', 'key create', 'key revoke', 'key list', 'seed', 'demo'];
+  if (!known.includes(command)) throw new UsageError(command ? `Unknown command "${command}"` : 'No command given');
+
+  // Read and check arguments before touching the database, so a typo never opens (or locks) it.
+  let fixtures: unknown;
+  if (command === 'seed') {
+    const file = required(values, 'file');
+    try {
+      fixtures = JSON.parse(readFileSync(file, 'utf8'));
+    } catch (err) {
+      throw new FixtureError(`Cannot read ${file} as JSON: ${(err as Error).message}`);
+    }
+  }
+  const scopes = command === 'key create' ? admin.parseScopes(required(values, 'scopes')) : [];
+
+  const handle = await database();
+  const { db } = handle;
+  try {
+    await migrateToLatest(db);
+    switch (command) {
+      case 'shop create': {
+        const shop = await admin.createShop(db, { name: required(values, 'name'), plan: values.plan, currency: values.currency });
+        return { json: { id: shop.id }, text: `Created shop ${shop.id} (${shop.name}, ${shop.plan}, ${shop.currency})` };
+      }
+      case 'shop suspend':
+      case 'shop activate': {
+        const shop = await admin.setShopStatus(db, required(values, 'id'), command === 'shop suspend' ? 'suspended' : 'active');
+        return { json: { id: shop.id, status: shop.status }, text: `Shop ${shop.id} is ${shop.status}` };
+      }
+      case 'key create': {
+        const key = await admin.createApiKey(db, { shopId: required(values, 'shop'), scopes, name: values.name });
+        return { json: { id: key.id, key: key.key }, text: `Created key ${key.id} with scopes ${key.scopes.join(' ')}\n${key.key}\n(shown only now: store it safely)` };
+      }
+      case 'key revoke': {
+        const r = await admin.revokeApiKey(db, required(values, 'id'));
+        return { json: r, text: `Revoked key ${r.id}` };
+      }
+      case 'key list': {
+        const keys = await admin.listApiKeys(db, required(values, 'shop'));
+        return { json: keys, text: keys.map((k) => `${k.id}  ${k.prefix}…  ${k.scopes.join(' ')}  ${k.revoked_at ? 'revoked' : 'live'}`).join('\n') || '(no keys)' };
+      }
+      case 'seed': {
+        const created = await admin.seedShop(db, required(values, 'shop'), fixtures);
+        return { json: created, text: `Created ${created.products.length} products, ${created.variants.length} variants` };
+      }
+      default: {
+        const demo = await admin.createDemo(db);
+        return { json: demo, text: `Demo shop ${demo.shop_id}\nFull-access key (shown only now): ${demo.key}` };
+      }
+    }
+  } finally {
+    await handle.close();
+  }
+}
+
+async function main(): Promise<void> {
+  const argv = process.argv.slice(2);
+  const json = argv.includes('--json');
+  try {
+    const config = loadConfig();
+    const out = await run(argv, () => openDatabase(config));
+    console.log(json ? JSON.stringify(out.json) : out.text);
+  } catch (err) {
+    const known = err instanceof UsageError || err instanceof admin.AdminError || err instanceof FixtureError || err instanceof DatabaseBusyError || err instanceof ConfigError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
+    const message = known ? (err as Error).message : `Unexpected failure: ${(err as Error).message}`;
+    if (json) console.log(JSON.stringify({ error: { message } }));
+    else console.error(`${message}${err instanceof UsageError ? `\n\n${usage}` : ''}`);
+    process.exitCode = err instanceof UsageError ? 2 : 1;
+  }
+}
+
+void main();

@@ -1,0 +1,80 @@
+// Environment -> typed, validated configuration. A bad value stops the process at start with a clear message
+// rather than misbehaving later.
+import { resolve } from 'node:path';
+
+export type Plan = 'free' | 'pro' | 'business';
+export const plans: readonly Plan[] = ['free', 'pro', 'business'];
+
+export interface Config {
+  port: number;
+  host: string;
+  /** Absolute base address used in links the API returns (doc_url, checkout_url). */
+  publicUrl: string;
+  databaseUrl: string | undefined;
+  /** Data directory of the embedded PostgreSQL (PGlite) when DATABASE_URL is unset. */
+  dataDir: string;
+  redisUrl: string | undefined;
+  logLevel: string;
+  /** Requests per minute per shop, by plan. */
+  rateLimits: Record<Plan, number>;
+  /** Requests per minute per IP for requests that carry no valid credential. */
+  anonymousRateLimit: number;
+  /** Create the demo shop and print a key on the first start. */
+  seedDemo: boolean;
+  /** Seconds SIGTERM waits for in-flight requests before closing. */
+  shutdownGraceSeconds: number;
+}
+
+export class ConfigError extends Error {}
+
+function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+  return n;
+}
+
+function bool(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (['1', 'true', 'yes'].includes(raw.toLowerCase())) return true;
+  if (['0', 'false', 'no'].includes(raw.toLowerCase())) return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+function url(env: NodeJS.ProcessEnv, name: string, protocols: string[]): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} is not a valid URL`);
+  }
+  if (!protocols.includes(parsed.protocol)) throw new ConfigError(`${name} must use ${protocols.join(' or ')}`);
+  return raw;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const port = int(env, 'PORT', 3000, 0, 65535);
+  const host = env.HOST || '0.0.0.0';
+  const publicUrl = (url(env, 'PUBLIC_URL', ['http:', 'https:']) ?? `http://localhost:${port}`).replace(/\/$/, '');
+  return {
+    port,
+    host,
+    publicUrl,
+    databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    dataDir: resolve(env.DATA_DIR || 'data/pglite'),
+    redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    logLevel: env.LOG_LEVEL || 'info',
+    rateLimits: {
+      free: int(env, 'RATE_LIMIT_FREE', 120, 1, 1_000_000),
+      pro: int(env, 'RATE_LIMIT_PRO', 600, 1, 1_000_000),
+      business: int(env, 'RATE_LIMIT_BUSINESS', 3000, 1, 1_000_000),
+    },
+    anonymousRateLimit: int(env, 'RATE_LIMIT_ANONYMOUS', 60, 1, 1_000_000),
+    seedDemo: bool(env, 'SEED_DEMO', true),
+    shutdownGraceSeconds: int(env, 'SHUTDOWN_GRACE_SECONDS', 10, 0, 600),
+  };
+}

@@ -1,0 +1,70 @@
+// Product rules that span several queries: listing with variants, duplication.
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/tables';
+import * as products from '../../db/queries/products';
+import { NotFoundError } from '../errors';
+import { newId, newUniqid } from '../ids';
+import { CursorCodec, toPage, type Page } from '../platform/cursor';
+import { productView } from '../views/product';
+
+export type ProductView = ReturnType<typeof productView>;
+
+export async function listProducts(
+  db: Kysely<Database>,
+  codec: CursorCodec,
+  shopId: string,
+  params: { limit: number; cursor?: string; includeVariants: boolean },
+): Promise<Page<ProductView>> {
+  // include_variants changes what a page shows, not which rows, so it is not part of the cursor's binding.
+  const queryHash = CursorCodec.queryHash({ list: 'products', sorts: '-created_at' });
+  const after = params.cursor ? codec.decode(params.cursor, queryHash) : null;
+  const rows = await products.productsPage(db, shopId, params.limit, after ? { createdAt: after.values[0] ?? '', id: after.id } : null);
+  const variants = await products.variantsByProduct(db, shopId, rows.slice(0, params.limit).map((r) => r.id));
+  return toPage(
+    rows,
+    params.limit,
+    codec,
+    queryHash,
+    (r) => ({ values: [r.cursor_ts], id: r.id }),
+    (r) => productView(r, variants.get(r.id) ?? [], params.includeVariants),
+  );
+}
+
+/** `base-copy`, or `base-copy-2`, `-3`, … when taken. */
+function freeSlug(base: string, taken: Set<string>): string {
+  const first = `${base}-copy`;
+  if (!taken.has(first)) return first;
+  for (let n = 2; ; n++) if (!taken.has(`${first}-${n}`)) return `${first}-${n}`;
+}
+
+/**
+ * Copies a product and its variants under new identifiers; serials stay with the original. Must run in a
+ * transaction: the product and its variants appear together or not at all.
+ */
+export async function duplicateProduct(trx: Kysely<Database>, shopId: string, productId: string): Promise<ProductView> {
+  const source = await products.productById(trx, shopId, productId);
+  if (!source) throw new NotFoundError('PRODUCT_NOT_FOUND');
+  const sourceVariants = (await products.variantsByProduct(trx, shopId, [source.id])).get(source.id) ?? [];
+  const slug = freeSlug(source.slug, await products.slugsStartingWith(trx, shopId, `${source.slug}-copy`));
+  const { created_at: _c, updated_at: _u, ...fields } = source;
+  const copy = await products.insertProduct(trx, {
+    ...fields,
+    id: newId('prod'),
+    uniqid: newUniqid(),
+    slug,
+    // A serial product's stock is its unclaimed serials, which are not copied.
+    stock: source.type === 'SERIALS' ? 0 : source.stock,
+    description_tabs: JSON.stringify(source.description_tabs),
+    custom_fields: JSON.stringify(source.custom_fields),
+  });
+  const variants = await products.insertVariants(
+    trx,
+    sourceVariants.map(({ created_at: _vc, ...v }) => ({
+      ...v,
+      id: newId('var'),
+      product_id: copy.id,
+      stock: source.type === 'SERIALS' ? 0 : v.stock,
+    })),
+  );
+  return productView(copy, variants, true);
+}

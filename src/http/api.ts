@@ -1,0 +1,162 @@
+// The openapi-backend glue: the contract routes each request to its operationId and validates it; authentication
+// and the scope check come from the operation's `security`; handlers run (writes inside one transaction) and their
+// result is wrapped in the envelope. Every failure is thrown and mapped by src/http/errors.ts, because an error
+// thrown inside openapi-backend skips its own post-response hook.
+import type { Request, Response } from 'express';
+import OpenAPIBackend, { type Context, type Document } from 'openapi-backend';
+import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/tables';
+import { authenticate, type AuthContext } from '../auth/authenticate';
+import { hasScope } from '../auth/scopes';
+import { ApiError, ForbiddenError, UnauthorizedError, ValidationError } from '../errors';
+import { operations, type OperationId } from '../generated/operations';
+import { loadSpec } from '../spec';
+import { bodyValue, type BodySchema } from './body';
+import type { HandlerMap, OperationContext, OperationResult, Services } from './handler';
+import { validationDetails } from './validation-details';
+
+/** openapi-backend checks documents against the OpenAPI 3.0 meta-schema, which rejects valid 3.1; the spec is linted by redocly instead. */
+class OpenAPI31Backend extends OpenAPIBackend {
+  override validateDefinition() {
+    return this.document;
+  }
+}
+
+interface Locals {
+  auth?: AuthContext;
+}
+
+export interface ApiOptions {
+  db: Kysely<Database>;
+  services: Services;
+  handlers: HandlerMap;
+}
+
+const writeMethods = new Set(['post', 'put', 'patch', 'delete']);
+
+function authOf(c: Context): AuthContext | undefined {
+  return (c.security as Record<string, unknown> | undefined)?.bearerAuth as AuthContext | undefined;
+}
+
+export async function createApi(options: ApiOptions) {
+  const { db, services, handlers } = options;
+  const api = new OpenAPI31Backend({
+    definition: loadSpec() as unknown as Document,
+    apiRoot: '/dev/v1',
+    strict: true,
+    validate: true,
+    coerceTypes: true,
+    ajvOpts: { allErrors: true, strict: false, useDefaults: true },
+    customizeAjv: (_original, ajvOpts) => {
+      const ajv = new Ajv2020({ ...ajvOpts, allErrors: true, strict: false });
+      addFormats(ajv);
+      return ajv as never;
+    },
+  });
+
+  api.registerSecurityHandler('bearerAuth', async (_c, req: Request) => {
+    const found = await authenticate(db, req.headers.authorization);
+    return found ?? false;
+  });
+
+  api.register({
+    notFound: () => {
+      throw new ApiError('NOT_FOUND', 'No such route.');
+    },
+    methodNotAllowed: (c: Context) => {
+      const allowed = ['get', 'post', 'put', 'patch', 'delete']
+        .filter((method) => api.router.matchOperation({ ...c.request, method } as never))
+        .map((m) => m.toUpperCase());
+      throw new ApiError('METHOD_NOT_ALLOWED', undefined, { headers: { Allow: allowed.join(', ') } });
+    },
+    unauthorizedHandler: () => {
+      throw new UnauthorizedError();
+    },
+    // Runs before request validation: a caller without the right to an operation learns nothing about its schema.
+    postSecurityHandler: (c: Context, _req: Request, res: Response) => {
+      const auth = authOf(c);
+      if (!auth) return;
+      res.locals.shopId = auth.shop.id;
+      res.locals.credentialId = auth.credential.id;
+      if (auth.shop.status !== 'active') throw new ForbiddenError('This shop is suspended.');
+      const needed = operations[c.operation.operationId as OperationId]?.scopes ?? [];
+      if (!hasScope(auth.credential.scopes, needed)) {
+        throw new ForbiddenError(`This operation needs the scope ${needed.join(' or ')}.`);
+      }
+    },
+    validationFail: (c: Context) => {
+      throw new ValidationError(validationDetails(c.validation.errors ?? []));
+    },
+    notImplemented: () => {
+      throw new ApiError('NOT_IMPLEMENTED');
+    },
+  });
+
+  for (const [operationId, handler] of Object.entries(handlers)) {
+    api.register(operationId, async (c: Context, req: Request, res: Response) => {
+      const auth = authOf(c);
+      if (!auth) throw new UnauthorizedError();
+      const method = c.operation.method.toLowerCase();
+      const base: Omit<OperationContext, 'db'> = {
+        operationId: operationId as OperationId,
+        params: c.request.params as never,
+        query: c.request.query as never,
+        body: c.request.requestBody as never,
+        headers: req.headers,
+        auth,
+        services,
+        requestId: res.locals.requestId as string,
+      };
+      const run = handler as (ctx: OperationContext) => Promise<OperationResult>;
+      const result = writeMethods.has(method)
+        ? await db.transaction().execute((trx) => run({ ...base, db: trx }))
+        : await run({ ...base, db });
+      send(res, result);
+    });
+  }
+
+  await api.init();
+
+  return async function handle(req: Request, res: Response): Promise<void> {
+    const request = {
+      method: req.method,
+      path: req.originalUrl.split('?')[0]!,
+      query: req.query as Record<string, string | string[]>,
+      headers: req.headers as Record<string, string | string[]>,
+      body: undefined as unknown,
+    };
+    let operation;
+    try {
+      operation = api.router.matchOperation(request as never, true);
+    } catch {
+      operation = undefined; // openapi-backend answers 404/405 itself below
+    }
+    if (operation) {
+      res.locals.operationId = operation.operationId;
+      res.locals.route = `${operation.method.toUpperCase()} /dev/v1${operation.path}`;
+      const media = (operation.requestBody as { content?: Record<string, { schema?: BodySchema }> } | undefined)?.content;
+      const value = bodyValue(req, media?.['application/json']?.schema);
+      if (value !== undefined && !operation.requestBody && !(isPlainObject(value) && Object.keys(value).length === 0)) {
+        throw new ValidationError([{ field: 'body', message: 'this operation takes no request body' }]);
+      }
+      request.body = value;
+      // The body is now a JSON value whatever it arrived as; the contract validates it as such.
+      request.headers = { ...request.headers, 'content-type': 'application/json' };
+    }
+    await api.handleRequest(request as never, req, res);
+  };
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function send(res: Response, result: OperationResult): void {
+  if (result.headers) res.set(result.headers);
+  res.status(result.status ?? 200);
+  if ('page' in result) res.json(result.page);
+  else if ('raw' in result) res.json(result.raw);
+  else res.json({ data: result.data });
+}

@@ -1,0 +1,49 @@
+// The one place an error becomes a response: the envelope { error: { code, message, doc_url, details? } }.
+// Anything that is not an ApiError is a 500 with a generic message; its detail goes to the log, never the client.
+import type { Response } from 'express';
+import { ApiError, DatabaseUnavailableError } from '../errors';
+import type { Logger } from '../logger';
+
+const connectionErrorCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006']);
+
+function isDatabaseUnavailable(err: unknown): boolean {
+  const e = err as { code?: string; message?: string };
+  if (e?.code && connectionErrorCodes.has(e.code)) return true;
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(e?.message ?? '');
+}
+
+export function toApiError(err: unknown): ApiError | undefined {
+  if (err instanceof ApiError) return err;
+  if (isDatabaseUnavailable(err)) return new DatabaseUnavailableError();
+  return undefined;
+}
+
+export function errorBody(err: ApiError, publicUrl: string) {
+  return {
+    error: {
+      code: err.code,
+      message: err.message,
+      doc_url: `${publicUrl}/docs/errors#${err.code}`,
+      ...(err.details ? { details: err.details } : {}),
+    },
+  };
+}
+
+export function sendError(res: Response, err: unknown, publicUrl: string, logger: Logger): void {
+  let apiError = toApiError(err);
+  if (!apiError) {
+    logger.error('unhandled error', {
+      request_id: res.locals.requestId,
+      operation_id: res.locals.operationId ?? null,
+      error: err instanceof Error ? { name: err.name, message: err.message, stack: err.stack } : String(err),
+    });
+    apiError = new ApiError('INTERNAL_ERROR');
+  } else if (apiError.status >= 500) {
+    logger.warn('service error', { request_id: res.locals.requestId, code: apiError.code, cause: (err as Error)?.message });
+  }
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  res.status(apiError.status).set(apiError.headers).json(errorBody(apiError, publicUrl));
+}

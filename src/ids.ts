@@ -1,0 +1,14 @@
+// One id scheme for every resource: a short resource prefix and a UUID v7 (time-ordered, so ids sort by creation
+// and index well). Public `uniqid` values are random UUID v4.
+import { randomUUID } from 'node:crypto';
+import { v7 as uuidv7 } from 'uuid';
+
+export type IdPrefix = 'shop' | 'key' | 'prod' | 'var' | 'ser' | 'cus' | 'ord' | 'item' | 'pay' | 'evt' | 'whk' | 'req';
+
+export function newId(prefix: IdPrefix): string {
+  return `${prefix}_${uuidv7().replace(/-/g, '')}`;
+}
+
+export function newUniqid(): string {
+  return randomUUID();
+}

@@ -1,0 +1,3 @@
+export function unixSeconds(date: Date): number {
+  return Math.floor(date.getTime() / 1000);
+}
