@@ -36,30 +36,50 @@ export interface ApiOptions {
 
 const writeMethods = new Set(['post', 'put', 'patch', 'delete']);
 
+/** Both schemes carry the credential in the same Bearer header: whichever satisfied the requirement holds it. */
 function authOf(c: Context): AuthContext | undefined {
-  return (c.security as Record<string, unknown> | undefined)?.bearerAuth as AuthContext | undefined;
+  const results = c.security as Record<string, unknown> | undefined;
+  const found = results?.bearerAuth ?? results?.oauth2;
+  return found && typeof found === 'object' && 'credential' in found ? (found as AuthContext) : undefined;
 }
 
 export async function createApi(options: ApiOptions) {
   const { db, services, handlers } = options;
+  // One Ajv per option set, shared by all operations: building an Ajv (with formats) per operation and
+  // validation context cost seconds at start for nothing.
+  const ajvs = new Map<string, Ajv2020>();
   const api = new OpenAPI31Backend({
     definition: loadSpec() as unknown as Document,
     apiRoot: '/dev/v1',
+    // quick: no eager compile of response validators (responses are validated in tests, never in production);
+    // request validators are compiled right after init instead, so no request pays for a compile.
+    quick: true,
     strict: true,
     validate: true,
     coerceTypes: true,
     ajvOpts: { allErrors: true, strict: false, useDefaults: true },
     customizeAjv: (_original, ajvOpts) => {
-      const ajv = new Ajv2020({ ...ajvOpts, allErrors: true, strict: false });
-      addFormats(ajv);
+      const key = JSON.stringify(ajvOpts);
+      let ajv = ajvs.get(key);
+      if (!ajv) {
+        ajv = new Ajv2020({ ...ajvOpts, allErrors: true, strict: false });
+        addFormats(ajv);
+        ajvs.set(key, ajv);
+      }
       return ajv as never;
     },
   });
 
-  api.registerSecurityHandler('bearerAuth', async (_c, req: Request) => {
-    const found = await authenticate(db, req.headers.authorization);
-    return found ?? false;
-  });
+  // An operation lists both schemes; one look-up per request serves both.
+  const lookups = new WeakMap<Request, Promise<AuthContext | undefined>>();
+  const lookUp = (req: Request) => {
+    let p = lookups.get(req);
+    if (!p) lookups.set(req, (p = authenticate(db, req.headers.authorization)));
+    return p;
+  };
+  const securityHandler = async (_c: Context, req: Request) => (await lookUp(req)) ?? false;
+  api.registerSecurityHandler('bearerAuth', securityHandler);
+  api.registerSecurityHandler('oauth2', securityHandler);
 
   api.register({
     notFound: () => {
@@ -118,6 +138,7 @@ export async function createApi(options: ApiOptions) {
   }
 
   await api.init();
+  (api.validator as unknown as { preCompileRequestValidators(): void }).preCompileRequestValidators();
 
   return async function handle(req: Request, res: Response): Promise<void> {
     const request = {

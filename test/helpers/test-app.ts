@@ -1,0 +1,94 @@
+// One app + database per test file, an HTTP client whose every response is checked against openapi.yaml, and
+// factories for shops, keys and products. Logs are captured in memory so tests can assert what was (not) logged.
+import { Writable } from 'node:stream';
+import request from 'supertest';
+import type { Express } from 'express';
+import winston from 'winston';
+import { createApp, type AppOptions } from '../../src/app';
+import { loadConfig, type Config } from '../../src/config';
+import * as admin from '../../src/domain/admin';
+import { seedFixtures, type Fixtures } from '../../src/domain/fixtures';
+import type { Logger } from '../../src/logger';
+import { shopById } from '../../db/queries/shops';
+import { assertMatchesContract } from './contract';
+import { createTestDatabase, type TestDatabase } from './test-database';
+
+type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
+export type Agent = { [M in Method]: (url: string) => request.Test };
+
+/** supertest, with every response validated against the contract before the test sees it. */
+export function contractClient(app: Express | string): Agent {
+  const agent = request(app);
+  const client = {} as Agent;
+  for (const method of ['get', 'post', 'put', 'patch', 'delete'] as Method[]) {
+    client[method] = (url: string) => {
+      const test = agent[method](url);
+      const then = test.then.bind(test);
+      // await calls then(): validate first, then hand the response on.
+      (test as { then: unknown }).then = (ok?: (r: request.Response) => unknown, fail?: (e: unknown) => unknown) =>
+        then((res) => {
+          assertMatchesContract(method, url, res);
+          return res;
+        }).then(ok, fail);
+      return test;
+    };
+  }
+  return client;
+}
+
+export interface TestApp {
+  app: Express;
+  database: TestDatabase;
+  db: TestDatabase['db'];
+  config: Config;
+  logger: Logger;
+  logs: Record<string, unknown>[];
+  http: Agent;
+  createShop(input?: { name?: string; plan?: 'free' | 'pro' | 'business'; currency?: string }): Promise<string>;
+  createKey(shopId: string, scopes: string[], name?: string): Promise<{ id: string; key: string }>;
+  seed(shopId: string, fixtures: Fixtures): Promise<{ products: string[]; variants: string[] }>;
+  close(): Promise<void>;
+}
+
+export function memoryLogger(): { logger: Logger; logs: Record<string, unknown>[] } {
+  const logs: Record<string, unknown>[] = [];
+  const stream = new Writable({
+    write(chunk, _enc, done) {
+      logs.push(JSON.parse(String(chunk)) as Record<string, unknown>);
+      done();
+    },
+  });
+  const logger = winston.createLogger({
+    level: 'debug',
+    format: winston.format.combine(winston.format.timestamp(), winston.format.json()),
+    transports: [new winston.transports.Stream({ stream })],
+  });
+  return { logger, logs };
+}
+
+export async function startTestApp(options: Partial<Omit<AppOptions, 'db' | 'logger'>> & { env?: NodeJS.ProcessEnv } = {}): Promise<TestApp> {
+  const database = await createTestDatabase();
+  const config = options.config ?? loadConfig({ PUBLIC_URL: 'http://api.test', ...options.env });
+  const { logger, logs } = memoryLogger();
+  const app = await createApp({ ...options, db: database.db, config, logger });
+  const db = database.db;
+  return {
+    app,
+    database,
+    db,
+    config,
+    logger,
+    logs,
+    http: contractClient(app),
+    createShop: async (input = {}) => (await admin.createShop(db, { name: input.name ?? 'Test Shop', plan: input.plan, currency: input.currency })).id,
+    createKey: async (shopId, scopes, name) => admin.createApiKey(db, { shopId, scopes, name }),
+    seed: async (shopId, fixtures) => {
+      const shop = await shopById(db, shopId);
+      if (!shop) throw new Error(`no shop ${shopId}`);
+      return db.transaction().execute((trx) => seedFixtures(trx, shop, fixtures));
+    },
+    close: () => database.close(),
+  };
+}
+
+export const bearer = (key: string) => ({ Authorization: `Bearer ${key}` });

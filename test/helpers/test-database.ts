@@ -1,0 +1,62 @@
+// A fresh, migrated database per test file. On PostgreSQL (DATABASE_URL set) each file gets its own database
+// copied from a migrated template; on the embedded default each file loads a migrated PGlite snapshot.
+// global-setup.ts prepares the template or snapshot once per run.
+import { createHash, randomBytes } from 'node:crypto';
+import { readFileSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from 'pg';
+import { createPGlite, openPostgres, wrapPGlite, type DatabaseHandle } from '../../db/database';
+
+const migrationsDir = join(__dirname, '..', '..', 'db', 'migrations');
+
+/** Changes whenever a migration changes, so a stale template or snapshot is never reused. */
+export function migrationsHash(): string {
+  const h = createHash('sha256');
+  for (const f of readdirSync(migrationsDir).sort()) h.update(f).update(readFileSync(join(migrationsDir, f)));
+  return h.digest('hex').slice(0, 12);
+}
+
+export const templateDatabaseName = () => `mdapi_tpl_${migrationsHash()}`;
+export const snapshotPath = () => join(tmpdir(), `mdapi-pglite-${migrationsHash()}.tar.gz`);
+
+export function databaseUrlFor(base: string, database: string): string {
+  const url = new URL(base);
+  url.pathname = `/${database}`;
+  return url.toString();
+}
+
+export async function withAdminClient<T>(base: string, fn: (client: Client) => Promise<T>): Promise<T> {
+  const client = new Client({ connectionString: base });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+export interface TestDatabase extends DatabaseHandle {
+  /** postgres only: the connection string of this file's database */
+  url?: string;
+}
+
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const base = process.env.DATABASE_URL;
+  if (base) {
+    const name = `mdapi_t_${randomBytes(6).toString('hex')}`;
+    await withAdminClient(base, (c) => c.query(`CREATE DATABASE ${name} TEMPLATE ${templateDatabaseName()}`));
+    const url = databaseUrlFor(base, name);
+    const handle = openPostgres(url, 20);
+    return {
+      ...handle,
+      url,
+      close: async () => {
+        await handle.close();
+        await withAdminClient(base, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+      },
+    };
+  }
+  const snapshot = new Blob([readFileSync(snapshotPath())]);
+  return wrapPGlite(await createPGlite({ loadDataDir: snapshot }));
+}
