@@ -10,11 +10,12 @@ import type { Logger } from './logger';
 import { ApiError } from './errors';
 import { accessLog } from './http/access-log';
 import { createApi } from './http/api';
-import { readBody } from './http/body';
 import { docsRouter } from './http/docs';
 import { sendError } from './http/errors';
 import type { HandlerMap } from './http/handler';
+import { createRateLimiter } from './http/rate-limit';
 import { requestId } from './http/request-id';
+import type { RedisClient } from './platform/redis';
 import { CursorCodec } from './platform/cursor';
 
 export interface AppOptions {
@@ -25,15 +26,21 @@ export interface AppOptions {
   handlers?: Partial<HandlerMap>;
   /** Milliseconds since the epoch; injectable so tests can move time. */
   now?: () => number;
+  /** Rate-limit counters go here when given (REDIS_URL); otherwise they are kept in memory. */
+  redis?: RedisClient;
+  /** Key prefix of the rate-limit counters (tests isolate themselves with their own). */
+  rateLimitPrefix?: string;
 }
 
 export async function createApp(options: AppOptions): Promise<express.Express> {
   const { db, config, logger } = options;
   const cursors = new CursorCodec(await serverSecret(db, 'cursor'), options.now);
+  const limiter = createRateLimiter(config, logger, options.redis, options.rateLimitPrefix);
   const handle = await createApi({
     db,
     services: { config, logger, cursors },
     handlers: { ...defaultHandlers, ...options.handlers } as HandlerMap,
+    limiter,
   });
 
   const app = express();
@@ -46,17 +53,20 @@ export async function createApp(options: AppOptions): Promise<express.Express> {
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
+  // Ready = the database answers. Redis down only degrades rate limiting (counted per process), so it is
+  // reported but does not take the instance out of service.
   app.get('/readyz', async (_req, res) => {
+    const redis = limiter.redisState();
     try {
       await sql`select 1`.execute(db);
-      res.json({ status: 'ready', database: 'up' });
+      res.json({ status: redis === 'down' ? 'degraded' : 'ready', database: 'up', redis });
     } catch {
-      res.status(503).set('Retry-After', '5').json({ status: 'unavailable', database: 'down' });
+      res.status(503).set('Retry-After', '5').json({ status: 'unavailable', database: 'down', redis });
     }
   });
   app.use(docsRouter());
 
-  app.use('/dev/v1', readBody, async (req: Request, res: Response, next: NextFunction) => {
+  app.use('/dev/v1', async (req: Request, res: Response, next: NextFunction) => {
     try {
       await handle(req, res);
     } catch (err) {

@@ -8,6 +8,7 @@ import { createApp } from './app';
 import { ConfigError, loadConfig } from './config';
 import { createDemo } from './domain/admin';
 import { createLogger } from './logger';
+import { connectRedis } from './platform/redis';
 
 async function main(): Promise<void> {
   const started = Date.now();
@@ -20,7 +21,8 @@ async function main(): Promise<void> {
   let demo: Awaited<ReturnType<typeof createDemo>> | undefined;
   if (config.seedDemo && (await shopCount(database.db)) === 0) demo = await createDemo(database.db);
 
-  const app = await createApp({ db: database.db, config, logger });
+  const redis = config.redisUrl ? connectRedis(config.redisUrl, logger) : undefined;
+  const app = await createApp({ db: database.db, config, logger, redis });
   const server: Server = createServer(app);
   const sockets = new Set<Socket>();
   server.on('connection', (s) => {
@@ -51,6 +53,7 @@ async function main(): Promise<void> {
     logger.info('shutting down', { signal });
     // Stop accepting; let in-flight requests finish; idle keep-alive sockets are closed now, busy ones at the deadline.
     server.close(async () => {
+      await redis?.close().catch(() => undefined);
       await database.close();
       logger.info('stopped');
       process.exit(0);

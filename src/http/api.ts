@@ -13,7 +13,8 @@ import { hasScope } from '../auth/scopes';
 import { ApiError, ForbiddenError, UnauthorizedError, ValidationError } from '../errors';
 import { operations, type OperationId } from '../generated/operations';
 import { loadSpec } from '../spec';
-import { bodyValue, type BodySchema } from './body';
+import { bodyValue, readBody, type BodySchema } from './body';
+import type { RateLimiter } from './rate-limit';
 import type { HandlerMap, OperationContext, OperationResult, Services } from './handler';
 import { validationDetails } from './validation-details';
 
@@ -32,6 +33,33 @@ export interface ApiOptions {
   db: Kysely<Database>;
   services: Services;
   handlers: HandlerMap;
+  limiter: RateLimiter;
+}
+
+/** The request object handed to openapi-backend; its body is filled in once the caller is authenticated. */
+interface RoutedRequest {
+  method: string;
+  path: string;
+  query: Record<string, string | string[]>;
+  headers: Record<string, string | string[]>;
+  body: unknown;
+}
+
+function readRaw(req: Request, res: Response): Promise<void> {
+  return new Promise((resolve, reject) => readBody(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
+}
+
+/** Reads and parses the body into the routed request, so openapi-backend validates one JSON value. */
+async function readBodyInto(req: Request, res: Response, operation: Context['operation']): Promise<void> {
+  const routed = res.locals.routedRequest as RoutedRequest;
+  await readRaw(req, res);
+  const media = (operation.requestBody as { content?: Record<string, { schema?: BodySchema }> } | undefined)?.content;
+  const value = bodyValue(req, media?.['application/json']?.schema);
+  if (value !== undefined && !operation.requestBody && !(isPlainObject(value) && Object.keys(value).length === 0)) {
+    throw new ValidationError([{ field: 'body', message: 'this operation takes no request body' }]);
+  }
+  routed.body = value;
+  routed.headers = { ...routed.headers, 'content-type': 'application/json' };
 }
 
 const writeMethods = new Set(['post', 'put', 'patch', 'delete']);
@@ -44,7 +72,7 @@ function authOf(c: Context): AuthContext | undefined {
 }
 
 export async function createApi(options: ApiOptions) {
-  const { db, services, handlers } = options;
+  const { db, services, handlers, limiter } = options;
   // One Ajv per option set, shared by all operations: building an Ajv (with formats) per operation and
   // validation context cost seconds at start for nothing.
   const ajvs = new Map<string, Ajv2020>();
@@ -94,17 +122,24 @@ export async function createApi(options: ApiOptions) {
     unauthorizedHandler: () => {
       throw new UnauthorizedError();
     },
-    // Runs before request validation: a caller without the right to an operation learns nothing about its schema.
-    postSecurityHandler: (c: Context, _req: Request, res: Response) => {
+    // Runs after authentication and before request validation, in this order: rate limit (so even refused
+    // requests count), suspended shop, scope (a caller without the right learns nothing about the schema),
+    // and only then the body is read, so an unauthenticated caller cannot make the server buffer bodies.
+    postSecurityHandler: async (c: Context, req: Request, res: Response) => {
       const auth = authOf(c);
-      if (!auth) return;
-      res.locals.shopId = auth.shop.id;
-      res.locals.credentialId = auth.credential.id;
-      if (auth.shop.status !== 'active') throw new ForbiddenError('This shop is suspended.');
-      const needed = operations[c.operation.operationId as OperationId]?.scopes ?? [];
-      if (!hasScope(auth.credential.scopes, needed)) {
-        throw new ForbiddenError(`This operation needs the scope ${needed.join(' or ')}.`);
+      if (auth) {
+        res.locals.credentialId = auth.credential.id;
+        await limiter.shop(req, res, auth.shop.id, auth.shop.plan);
+        if (auth.shop.status !== 'active') throw new ForbiddenError('This shop is suspended.');
+        const needed = operations[c.operation.operationId as OperationId]?.scopes ?? [];
+        if (!hasScope(auth.credential.scopes, needed)) {
+          throw new ForbiddenError(`This operation needs the scope ${needed.join(' or ')}.`);
+        }
+      } else {
+        await limiter.anonymous(req, res);
+        if ((c.operation.security ?? []).length > 0) return; // openapi-backend answers 401 next
       }
+      await readBodyInto(req, res, c.operation);
     },
     validationFail: (c: Context) => {
       throw new ValidationError(validationDetails(c.validation.errors ?? []));
@@ -141,32 +176,20 @@ export async function createApi(options: ApiOptions) {
   (api.validator as unknown as { preCompileRequestValidators(): void }).preCompileRequestValidators();
 
   return async function handle(req: Request, res: Response): Promise<void> {
-    const request = {
+    const routed: RoutedRequest = {
       method: req.method,
       path: req.originalUrl.split('?')[0]!,
       query: req.query as Record<string, string | string[]>,
       headers: req.headers as Record<string, string | string[]>,
-      body: undefined as unknown,
+      body: undefined,
     };
-    let operation;
-    try {
-      operation = api.router.matchOperation(request as never, true);
-    } catch {
-      operation = undefined; // openapi-backend answers 404/405 itself below
-    }
+    res.locals.routedRequest = routed;
+    const operation = api.router.matchOperation(routed as never);
     if (operation) {
       res.locals.operationId = operation.operationId;
       res.locals.route = `${operation.method.toUpperCase()} /dev/v1${operation.path}`;
-      const media = (operation.requestBody as { content?: Record<string, { schema?: BodySchema }> } | undefined)?.content;
-      const value = bodyValue(req, media?.['application/json']?.schema);
-      if (value !== undefined && !operation.requestBody && !(isPlainObject(value) && Object.keys(value).length === 0)) {
-        throw new ValidationError([{ field: 'body', message: 'this operation takes no request body' }]);
-      }
-      request.body = value;
-      // The body is now a JSON value whatever it arrived as; the contract validates it as such.
-      request.headers = { ...request.headers, 'content-type': 'application/json' };
     }
-    await api.handleRequest(request as never, req, res);
+    await api.handleRequest(routed as never, req, res);
   };
 }
 

@@ -1,5 +1,6 @@
 // One app + database per test file, an HTTP client whose every response is checked against openapi.yaml, and
 // factories for shops, keys and products. Logs are captured in memory so tests can assert what was (not) logged.
+import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import request from 'supertest';
 import type { Express } from 'express';
@@ -9,6 +10,7 @@ import { loadConfig, type Config } from '../../src/config';
 import * as admin from '../../src/domain/admin';
 import { seedFixtures, type Fixtures } from '../../src/domain/fixtures';
 import type { Logger } from '../../src/logger';
+import { connectRedis, type RedisClient } from '../../src/platform/redis';
 import { shopById } from '../../db/queries/shops';
 import { assertMatchesContract } from './contract';
 import { createTestDatabase, type TestDatabase } from './test-database';
@@ -47,6 +49,7 @@ export interface TestApp {
   createShop(input?: { name?: string; plan?: 'free' | 'pro' | 'business'; currency?: string }): Promise<string>;
   createKey(shopId: string, scopes: string[], name?: string): Promise<{ id: string; key: string }>;
   seed(shopId: string, fixtures: Fixtures): Promise<{ products: string[]; variants: string[] }>;
+  redis: RedisClient | undefined;
   close(): Promise<void>;
 }
 
@@ -68,9 +71,12 @@ export function memoryLogger(): { logger: Logger; logs: Record<string, unknown>[
 
 export async function startTestApp(options: Partial<Omit<AppOptions, 'db' | 'logger'>> & { env?: NodeJS.ProcessEnv } = {}): Promise<TestApp> {
   const database = await createTestDatabase();
-  const config = options.config ?? loadConfig({ PUBLIC_URL: 'http://api.test', ...options.env });
+  const config = options.config ?? loadConfig({ PUBLIC_URL: 'http://api.test', REDIS_URL: process.env.REDIS_URL, ...options.env });
   const { logger, logs } = memoryLogger();
-  const app = await createApp({ ...options, db: database.db, config, logger });
+  // With REDIS_URL the rate-limit counters live in the real Redis, under a prefix of this file's own.
+  const redis = config.redisUrl ? connectRedis(config.redisUrl, logger) : undefined;
+  const rateLimitPrefix = `rl:test:${randomBytes(6).toString('hex')}:`;
+  const app = await createApp({ rateLimitPrefix, ...options, db: database.db, config, logger, redis });
   const db = database.db;
   return {
     app,
@@ -87,7 +93,11 @@ export async function startTestApp(options: Partial<Omit<AppOptions, 'db' | 'log
       if (!shop) throw new Error(`no shop ${shopId}`);
       return db.transaction().execute((trx) => seedFixtures(trx, shop, fixtures));
     },
-    close: () => database.close(),
+    redis,
+    close: async () => {
+      await redis?.close().catch(() => undefined);
+      await database.close();
+    },
   };
 }
 
