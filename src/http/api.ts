@@ -12,6 +12,7 @@ import { authenticate, type AuthContext } from '../auth/authenticate';
 import { hasScope } from '../auth/scopes';
 import { ApiError, ForbiddenError, UnauthorizedError, ValidationError } from '../errors';
 import { operations, type OperationId } from '../generated/operations';
+import { Idempotency, renderResult, sendStored, setIdempotencyStatus } from '../platform/idempotency';
 import { loadSpec } from '../spec';
 import { bodyValue, readBody, type BodySchema } from './body';
 import type { RateLimiter } from './rate-limit';
@@ -25,15 +26,13 @@ class OpenAPI31Backend extends OpenAPIBackend {
   }
 }
 
-interface Locals {
-  auth?: AuthContext;
-}
-
 export interface ApiOptions {
   db: Kysely<Database>;
   services: Services;
   handlers: HandlerMap;
   limiter: RateLimiter;
+  /** Idempotency for state-changing operations (built with the app's clock); a default one when omitted. */
+  idempotency?: Idempotency;
 }
 
 /** The request object handed to openapi-backend; its body is filled in once the caller is authenticated. */
@@ -73,6 +72,7 @@ function authOf(c: Context): AuthContext | undefined {
 
 export async function createApi(options: ApiOptions) {
   const { db, services, handlers, limiter } = options;
+  const idempotency = options.idempotency ?? new Idempotency(db, { publicUrl: services.config.publicUrl, logger: services.logger });
   // One Ajv per option set, shared by all operations: building an Ajv (with formats) per operation and
   // validation context cost seconds at start for nothing.
   const ajvs = new Map<string, Ajv2020>();
@@ -165,10 +165,23 @@ export async function createApi(options: ApiOptions) {
         requestId: res.locals.requestId as string,
       };
       const run = handler as (ctx: OperationContext) => Promise<OperationResult>;
-      const result = writeMethods.has(method)
-        ? await db.transaction().execute((trx) => run({ ...base, db: trx }))
-        : await run({ ...base, db });
-      send(res, result);
+      if (!writeMethods.has(method)) {
+        send(res, await run({ ...base, db }));
+        return;
+      }
+      // Writes: one transaction, with the idempotency record committed in it (src/platform/idempotency.ts).
+      await idempotency.execute(
+        {
+          res,
+          headers: req.headers,
+          credentialId: auth.credential.id,
+          operationId,
+          method,
+          path: req.originalUrl.split('?')[0]!,
+          body: c.operation.requestBody ? c.request.requestBody : undefined,
+        },
+        (trx) => run({ ...base, db: trx }),
+      );
     });
   }
 
@@ -188,6 +201,8 @@ export async function createApi(options: ApiOptions) {
     if (operation) {
       res.locals.operationId = operation.operationId;
       res.locals.route = `${operation.method.toUpperCase()} /dev/v1${operation.path}`;
+      // Every response of a matched operation says what idempotency did; `bypassed` until it does something.
+      setIdempotencyStatus(res, 'bypassed');
     }
     await api.handleRequest(routed as never, req, res);
   };
@@ -198,9 +213,6 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 }
 
 function send(res: Response, result: OperationResult): void {
-  if (result.headers) res.set(result.headers);
-  res.status(result.status ?? 200);
-  if ('page' in result) res.json(result.page);
-  else if ('raw' in result) res.json(result.raw);
-  else res.json({ data: result.data });
+  // One renderer for every response, so an idempotent replay is byte-identical to what a first request gets.
+  sendStored(res, renderResult(result));
 }

@@ -39,6 +39,8 @@ async function preparePGliteSnapshot(): Promise<void> {
 }
 
 export default async function globalSetup(): Promise<void> {
+  process.env.MDAPI_TEST_TEMPLATE = templateDatabaseName();
+  process.env.MDAPI_TEST_SNAPSHOT = snapshotPath();
   const base = process.env.DATABASE_URL;
   if (base) await preparePostgresTemplate(base);
   else await preparePGliteSnapshot();
