@@ -10,20 +10,326 @@ export interface ErrorEntry {
 }
 
 export const errorCatalog = {
-  UNAUTHORIZED: { status: 401, message: 'A valid credential is required.', doc: 'The `Authorization: Bearer <credential>` header is missing, malformed, unknown, expired or revoked. Send a valid API key or access token.' },
-  FORBIDDEN: { status: 403, message: 'This credential may not perform this operation.', doc: 'The credential lacks the scope the operation needs (the message names it), or its shop is suspended.' },
-  VALIDATION_ERROR: { status: 422, message: 'The request is not valid.', doc: 'A parameter or the body has the wrong shape or values. `details` lists each `{ field, message }`. Correct the request; retrying it unchanged fails again.' },
-  IDEMPOTENCY_CONFLICT: { status: 422, message: 'This idempotency key was used with a different request.', doc: 'The `Idempotency-Key` was already used by this credential for this operation with another body or path. Use a fresh key for a different request.' },
-  IDEMPOTENCY_IN_PROGRESS: { status: 409, message: 'A request with this idempotency key is still being processed.', doc: 'The first request with this key has not finished. Retry after `Retry-After` seconds to receive its response.' },
-  NOT_FOUND: { status: 404, message: 'Not found.', doc: 'No such route or resource. Resources of other shops are reported as not found.' },
-  METHOD_NOT_ALLOWED: { status: 405, message: 'This method is not allowed on this path.', doc: 'The path exists but does not accept this HTTP method; the `Allow` header lists those it does.' },
-  PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is larger than 1 MiB.', doc: 'Request bodies are limited to 1 MiB (1,048,576 bytes).' },
-  UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Send the body as application/json, multipart/form-data or text/plain.', doc: 'Request bodies are accepted as `application/json`, `multipart/form-data` (fields become properties; JSON text in a field is parsed) or `text/plain` holding JSON.' },
-  RATE_LIMITED: { status: 429, message: 'Too many requests.', doc: "The shop's per-minute request allowance (by plan) is used up. Wait `Retry-After` seconds or until `X-RateLimit-Reset`." },
-  INTERNAL_ERROR: { status: 500, message: 'The server failed to process the request.', doc: 'An unexpected failure. Nothing was disclosed about it; quote the `X-Request-Id` to support. Retrying with the same `Idempotency-Key` is safe.' },
-  NOT_IMPLEMENTED: { status: 501, message: 'This operation is not available yet.', doc: 'The operation is part of the published contract but this server does not perform it yet.' },
-  SERVICE_UNAVAILABLE: { status: 503, message: 'The service is temporarily unavailable.', doc: 'The database could not be reached. Retry after `Retry-After` seconds.' },
-  PRODUCT_NOT_FOUND: { status: 404, message: 'Product not found.', doc: 'No product with this id exists in this shop.' },
+  UNAUTHORIZED: {
+    status: 401,
+    message: 'A valid credential is required.',
+    doc: 'The `Authorization: Bearer <credential>` header is missing, malformed, unknown, expired or revoked. Send a valid API key or access token.',
+  },
+  FORBIDDEN: {
+    status: 403,
+    message: 'This credential may not perform this operation.',
+    doc: 'The credential lacks the scope the operation needs (the message names it), or its shop is suspended.',
+  },
+  VALIDATION_ERROR: {
+    status: 422,
+    message: 'The request is not valid.',
+    doc: 'A parameter or the body has the wrong shape or values. `details` lists each `{ field, message }`. Correct the request; retrying it unchanged fails again.',
+  },
+  IDEMPOTENCY_CONFLICT: {
+    status: 422,
+    message: 'This idempotency key was used with a different request.',
+    doc: 'The `Idempotency-Key` was already used by this credential for this operation with another body or path. Use a fresh key for a different request.',
+  },
+  IDEMPOTENCY_IN_PROGRESS: {
+    status: 409,
+    message: 'A request with this idempotency key is still being processed.',
+    doc: 'The first request with this key has not finished. Retry after `Retry-After` seconds to receive its response.',
+  },
+  NOT_FOUND: {
+    status: 404,
+    message: 'Not found.',
+    doc: 'No such route or resource. Resources of other shops are reported as not found.',
+  },
+  METHOD_NOT_ALLOWED: {
+    status: 405,
+    message: 'This method is not allowed on this path.',
+    doc: 'The path exists but does not accept this HTTP method; the `Allow` header lists those it does.',
+  },
+  PAYLOAD_TOO_LARGE: {
+    status: 413,
+    message: 'The request body is larger than 1 MiB.',
+    doc: 'Request bodies are limited to 1 MiB (1,048,576 bytes).',
+  },
+  UNSUPPORTED_MEDIA_TYPE: {
+    status: 415,
+    message: 'Send the body as application/json, multipart/form-data or text/plain.',
+    doc: 'Request bodies are accepted as `application/json`, `multipart/form-data` (fields become properties; JSON text in a field is parsed) or `text/plain` holding JSON.',
+  },
+  RATE_LIMITED: {
+    status: 429,
+    message: 'Too many requests.',
+    doc: "The shop's per-minute request allowance (by plan) is used up. Wait `Retry-After` seconds or until `X-RateLimit-Reset`.",
+  },
+  INTERNAL_ERROR: {
+    status: 500,
+    message: 'The server failed to process the request.',
+    doc: 'An unexpected failure. Nothing was disclosed about it; quote the `X-Request-Id` to support. Retrying with the same `Idempotency-Key` is safe.',
+  },
+  NOT_IMPLEMENTED: {
+    status: 501,
+    message: 'This operation is not available yet.',
+    doc: 'The operation is part of the published contract but this server does not perform it yet.',
+  },
+  SERVICE_UNAVAILABLE: {
+    status: 503,
+    message: 'The service is temporarily unavailable.',
+    doc: 'The database could not be reached. Retry after `Retry-After` seconds.',
+  },
+  PRODUCT_NOT_FOUND: {
+    status: 404,
+    message: 'Product not found.',
+    doc: 'No product with this id exists in this shop.',
+  },
+  INVOICE_NOT_FOUND: {
+    status: 404,
+    message: 'Order not found.',
+    doc: 'No order (invoice) with this id exists in this shop.',
+  },
+  PAYMENT_NOT_FOUND: {
+    status: 404,
+    message: 'Payment not found.',
+    doc: 'No payment with this id exists in this shop.',
+  },
+  CUSTOMER_NOT_FOUND: {
+    status: 404,
+    message: 'Customer not found.',
+    doc: 'No customer with this id exists in this shop.',
+  },
+  CATEGORY_NOT_FOUND: {
+    status: 404,
+    message: 'Category not found.',
+    doc: 'No category with this id exists in this shop.',
+  },
+  COUPON_NOT_FOUND: {
+    status: 404,
+    message: 'Coupon not found.',
+    doc: 'No coupon with this code or id exists in this shop.',
+  },
+  SUBSCRIPTION_NOT_FOUND: {
+    status: 404,
+    message: 'Subscription not found.',
+    doc: 'No subscription with this id exists in this shop.',
+  },
+  TICKET_NOT_FOUND: {
+    status: 404,
+    message: 'Ticket not found.',
+    doc: 'No support ticket with this id exists in this shop.',
+  },
+  REVIEW_NOT_FOUND: { status: 404, message: 'Review not found.', doc: 'No review with this id exists in this shop.' },
+  ESCROW_NOT_FOUND: { status: 404, message: 'Escrow not found.', doc: 'No escrow with this id exists in this shop.' },
+  LICENSE_NOT_FOUND: {
+    status: 404,
+    message: 'License not found.',
+    doc: 'No license with this id exists in this shop.',
+  },
+  RESELLER_NOT_FOUND: {
+    status: 404,
+    message: 'Reseller not found.',
+    doc: 'No reseller with this id exists in this shop.',
+  },
+  RESELLER_TIER_NOT_FOUND: {
+    status: 404,
+    message: 'Reseller tier not found.',
+    doc: 'No reseller tier with this id exists in this shop.',
+  },
+  VARIANT_NOT_FOUND: {
+    status: 404,
+    message: 'Variant not found.',
+    doc: 'No variant with this id exists on the product.',
+  },
+  ORDER_ITEM_NOT_FOUND: {
+    status: 404,
+    message: 'Line item not found.',
+    doc: 'The order has no line item with this id.',
+  },
+  PAYMENT_LINK_NOT_FOUND: {
+    status: 404,
+    message: 'Payment link not found.',
+    doc: 'No payment link with this id exists in this shop.',
+  },
+  VARIANT_FIELD_NOT_FOUND: {
+    status: 404,
+    message: 'Variant field not found.',
+    doc: 'The product has no variant field with this id.',
+  },
+  QUANTITY_DEAL_NOT_FOUND: {
+    status: 404,
+    message: 'Quantity deal not found.',
+    doc: 'No quantity deal with this uniqid exists in this shop.',
+  },
+  AFFILIATE_APPLICATION_NOT_FOUND: {
+    status: 404,
+    message: 'Affiliate application not found.',
+    doc: 'No affiliate application with this id exists in this shop.',
+  },
+  WEBHOOK_NOT_FOUND: {
+    status: 404,
+    message: 'Webhook endpoint not found.',
+    doc: 'No webhook endpoint with this id exists in this shop.',
+  },
+  WEBHOOK_LOG_NOT_FOUND: {
+    status: 404,
+    message: 'Webhook delivery log not found.',
+    doc: 'No webhook delivery log with this id exists in this shop.',
+  },
+  THEME_NOT_FOUND: { status: 404, message: 'Theme not found.', doc: 'No theme with this id exists in this shop.' },
+  PREVIEW_SESSION_NOT_FOUND: {
+    status: 404,
+    message: 'Preview session not found.',
+    doc: 'The theme has no preview session with this id (it may have expired).',
+  },
+  DOMAIN_NOT_FOUND: {
+    status: 404,
+    message: 'Domain not found.',
+    doc: 'No additional domain with this id exists in this shop.',
+  },
+  MESSAGING_BOT_NOT_FOUND: {
+    status: 404,
+    message: 'Messaging bot not found.',
+    doc: 'No messaging bot with this id exists in this shop.',
+  },
+  REPORT_NOT_FOUND: {
+    status: 404,
+    message: 'Report not found.',
+    doc: 'No analytics report with this id exists in this shop.',
+  },
+  SESSION_NOT_FOUND: {
+    status: 404,
+    message: 'Session not found.',
+    doc: 'No dashboard session with this id exists in this shop.',
+  },
+  CONFLICT: {
+    status: 409,
+    message: 'This conflicts with an existing resource.',
+    doc: 'The request conflicts with the current state: e.g. the reseller email is already invited, applied, active or suspended, or a unique value (license key, domain, variant field name) is taken.',
+  },
+  REVISION_CONFLICT: {
+    status: 409,
+    message: 'The revision is not the current one.',
+    doc: 'Someone saved the theme since you read it. Read the draft again and send its `revision` as `expected_revision`.',
+  },
+  LICENSE_INVALID: {
+    status: 400,
+    message: 'The license key is not valid.',
+    doc: 'The license key is unknown, revoked, malformed or belongs to another product.',
+  },
+  LICENSE_EXPIRED: {
+    status: 400,
+    message: 'The license key has expired.',
+    doc: 'The license key is past its `expires_at`.',
+  },
+  LICENSE_HWID_MISMATCH: {
+    status: 400,
+    message: 'The license is registered to another device.',
+    doc: 'The hardware id differs from the device registered for this license. Release the device (`hwid: null`) to move it.',
+  },
+  COUPON_EXPIRED: { status: 400, message: 'The coupon has expired.', doc: 'The coupon is past its `expires_at`.' },
+  COUPON_MAX_USES_REACHED: {
+    status: 400,
+    message: 'The coupon has been used its maximum number of times.',
+    doc: 'The coupon reached `max_uses`.',
+  },
+  ORDER_NOT_PENDING: {
+    status: 400,
+    message: 'The order is not pending.',
+    doc: 'Only a `PENDING` order can be completed or fulfilled by trigger.',
+  },
+  ORDER_NOT_COMPLETED: {
+    status: 400,
+    message: 'The order is not completed.',
+    doc: 'Line items can be fulfilled only on a completed order.',
+  },
+  ORDER_NOT_REFUNDABLE: {
+    status: 400,
+    message: 'The order cannot be refunded.',
+    doc: 'Only `COMPLETED` or `PARTIALLY_REFUNDED` orders can be refunded.',
+  },
+  REFUND_EXCEEDS_REMAINING: {
+    status: 400,
+    message: 'The refund amount exceeds what remains refundable.',
+    doc: 'The refund `amount` is larger than the order total minus earlier refunds.',
+  },
+  OUT_OF_STOCK: {
+    status: 400,
+    message: 'Not enough stock.',
+    doc: 'The product (or its serials) has fewer units available than requested.',
+  },
+  PRODUCT_NOT_SERIAL: {
+    status: 400,
+    message: 'The product has no claimable serials.',
+    doc: 'Serials can be claimed only from a `SERIALS` product without variants.',
+  },
+  PRODUCT_UNAVAILABLE: {
+    status: 400,
+    message: 'The product cannot be bought.',
+    doc: 'The product is on hold or otherwise not purchasable.',
+  },
+  QUANTITY_OUT_OF_RANGE: {
+    status: 400,
+    message: 'The quantity is outside the allowed range.',
+    doc: 'The quantity is below `quantity_min` or above `quantity_max` of the product.',
+  },
+  GATEWAY_NOT_AVAILABLE: {
+    status: 400,
+    message: 'The gateway is not available.',
+    doc: 'The gateway is unknown or not active for this shop (or not allowed for the product).',
+  },
+  INSUFFICIENT_FUNDS: {
+    status: 400,
+    message: 'The balance is too small.',
+    doc: 'The wallet or affiliate balance is smaller than the amount; nothing changed.',
+  },
+  NOT_AN_AFFILIATE: {
+    status: 400,
+    message: 'The customer is not an affiliate.',
+    doc: 'Only an affiliate has commission to convert.',
+  },
+  SUBSCRIPTION_NOT_ACTIVE: {
+    status: 400,
+    message: 'The subscription is not active.',
+    doc: 'Only an `ACTIVE` or `TRIALING` subscription can be paused.',
+  },
+  AFFILIATE_APPLICATION_NOT_PENDING: {
+    status: 400,
+    message: 'The application is not pending.',
+    doc: 'The affiliate application was already approved or rejected.',
+  },
+  FEATURE_NOT_AVAILABLE: {
+    status: 400,
+    message: "The shop's plan does not include this feature.",
+    doc: 'Upgrade the plan; `GET /me/capabilities` lists the features the shop has.',
+  },
+  OAUTH_INVALID_CLIENT: { status: 400, message: 'Unknown OAuth client.', doc: 'No app with this `client_id` exists.' },
+  OAUTH_INVALID_REDIRECT_URI: {
+    status: 400,
+    message: 'The redirect URI is not registered for this client.',
+    doc: 'Use one of the redirect URIs registered for the app, exactly.',
+  },
+  OAUTH_INVALID_SCOPE: {
+    status: 400,
+    message: 'A requested scope is unknown.',
+    doc: 'Request only scopes of the form `resource.action` that exist (see the `oauth2` security scheme).',
+  },
+  RESELLER_INVALID_STATUS: {
+    status: 422,
+    message: "The reseller's status does not allow this.",
+    doc: 'Suspend needs `ACTIVE`; reinstate needs `SUSPENDED`.',
+  },
+  RESELLER_TIER_REQUIRED: {
+    status: 422,
+    message: 'Choose a tier: send tier_id or set a program default tier.',
+    doc: 'An invite without `tier_id` needs the program default tier.',
+  },
+  RESELLER_PROGRAM_DISABLED: {
+    status: 422,
+    message: 'The reseller program is disabled.',
+    doc: 'Enable the program (`PATCH /reseller-program`) before inviting.',
+  },
+  DEFAULT_TIER_REQUIRED: {
+    status: 422,
+    message: 'OPEN enrollment needs a default tier.',
+    doc: '`enrollment_mode` `OPEN` requires a `default_tier_id`, sent or already stored.',
+  },
 } as const satisfies Record<string, ErrorEntry>;
 
 export type ErrorCode = keyof typeof errorCatalog;
@@ -40,7 +346,11 @@ export class ApiError extends Error {
   /** Extra response headers (Allow, Retry-After). */
   readonly headers: Record<string, string>;
 
-  constructor(code: ErrorCode, message?: string, options: { details?: ErrorDetail[]; headers?: Record<string, string> } = {}) {
+  constructor(
+    code: ErrorCode,
+    message?: string,
+    options: { details?: ErrorDetail[]; headers?: Record<string, string> } = {},
+  ) {
     super(message ?? errorCatalog[code].message);
     this.name = 'ApiError';
     this.code = code;
