@@ -17,6 +17,7 @@ import { createRateLimiter } from './http/rate-limit';
 import { requestId } from './http/request-id';
 import type { RedisClient } from './platform/redis';
 import { CursorCodec } from './platform/cursor';
+import { Idempotency } from './platform/idempotency';
 
 export interface AppOptions {
   db: Kysely<Database>;
@@ -26,6 +27,8 @@ export interface AppOptions {
   handlers?: Partial<HandlerMap>;
   /** Milliseconds since the epoch; injectable so tests can move time. */
   now?: () => number;
+  /** A `processing` idempotency lock older than this is taken over (default 60 s). */
+  idempotencyLockTimeoutMs?: number;
   /** Rate-limit counters go here when given (REDIS_URL); otherwise they are kept in memory. */
   redis?: RedisClient;
   /** Key prefix of the rate-limit counters (tests isolate themselves with their own). */
@@ -41,6 +44,12 @@ export async function createApp(options: AppOptions): Promise<express.Express> {
     services: { config, logger, cursors },
     handlers: { ...defaultHandlers, ...options.handlers } as HandlerMap,
     limiter,
+    idempotency: new Idempotency(db, {
+      publicUrl: config.publicUrl,
+      logger,
+      now: options.now,
+      lockTimeoutMs: options.idempotencyLockTimeoutMs ?? config.idempotencyLockTimeoutMs,
+    }),
   });
 
   const app = express();

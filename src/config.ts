@@ -23,6 +23,8 @@ export interface Config {
   seedDemo: boolean;
   /** Seconds SIGTERM waits for in-flight requests before closing. */
   shutdownGraceSeconds: number;
+  /** A `processing` idempotency lock older than this is taken over (a crashed request's key is freed). */
+  idempotencyLockTimeoutMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -31,7 +33,8 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max) throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+  if (!Number.isInteger(n) || n < min || n > max)
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
   return n;
 }
 
@@ -76,5 +79,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     anonymousRateLimit: int(env, 'RATE_LIMIT_ANONYMOUS', 60, 1, 1_000_000),
     seedDemo: bool(env, 'SEED_DEMO', true),
     shutdownGraceSeconds: int(env, 'SHUTDOWN_GRACE_SECONDS', 10, 0, 600),
+    idempotencyLockTimeoutMs: int(env, 'IDEMPOTENCY_LOCK_TIMEOUT_SECONDS', 60, 1, 3600) * 1000,
   };
 }

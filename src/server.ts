@@ -8,6 +8,7 @@ import { createApp } from './app';
 import { ConfigError, loadConfig } from './config';
 import { createDemo } from './domain/admin';
 import { createLogger } from './logger';
+import { scheduleIdempotencyPurge } from './platform/idempotency';
 import { connectRedis } from './platform/redis';
 
 async function main(): Promise<void> {
@@ -34,12 +35,18 @@ async function main(): Promise<void> {
   const port = typeof address === 'object' && address ? address.port : config.port;
   const base = `http://localhost:${port}`;
   logger.info('listening', { port, database: database.kind, startup_ms: Date.now() - started });
+  // Expired idempotency keys (past their 24 h replay window) are deleted every 10 minutes.
+  const stopIdempotencyPurge = scheduleIdempotencyPurge(database.db, logger);
 
   // Human-facing start banner on stdout (the demo key is shown this once, on the first start only).
-  console.log(`\nMerchant Developer API listening on ${base}  (database: ${database.kind === 'pglite' ? `embedded, ${config.dataDir}` : 'PostgreSQL'})`);
+  console.log(
+    `\nMerchant Developer API listening on ${base}  (database: ${database.kind === 'pglite' ? `embedded, ${config.dataDir}` : 'PostgreSQL'})`,
+  );
   console.log(`  API:  ${base}/dev/v1    Docs: ${base}/docs    Spec: ${base}/openapi.yaml`);
   if (demo) {
-    console.log(`\nCreated a demo shop (${demo.shop_id}) with sample products. Its full-access API key, shown only now:`);
+    console.log(
+      `\nCreated a demo shop (${demo.shop_id}) with sample products. Its full-access API key, shown only now:`,
+    );
     console.log(`  ${demo.key}`);
     console.log(`Try: curl -H "Authorization: Bearer ${demo.key}" ${base}/dev/v1/me\n`);
   } else {
@@ -51,6 +58,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info('shutting down', { signal });
+    stopIdempotencyPurge();
     // Stop accepting; let in-flight requests finish; idle keep-alive sockets are closed now, busy ones at the deadline.
     server.close(async () => {
       await redis?.close().catch(() => undefined);

@@ -72,7 +72,8 @@ function authOf(c: Context): AuthContext | undefined {
 
 export async function createApi(options: ApiOptions) {
   const { db, services, handlers, limiter } = options;
-  const idempotency = options.idempotency ?? new Idempotency(db, { publicUrl: services.config.publicUrl, logger: services.logger });
+  const idempotency =
+    options.idempotency ?? new Idempotency(db, { publicUrl: services.config.publicUrl, logger: services.logger });
   // One Ajv per option set, shared by all operations: building an Ajv (with formats) per operation and
   // validation context cost seconds at start for nothing.
   const ajvs = new Map<string, Ajv2020>();
@@ -152,7 +153,9 @@ export async function createApi(options: ApiOptions) {
   for (const [operationId, handler] of Object.entries(handlers)) {
     api.register(operationId, async (c: Context, req: Request, res: Response) => {
       const auth = authOf(c);
-      if (!auth) throw new UnauthorizedError();
+      // Only the OAuth endpoints are public (`security: []`); they authenticate clients themselves.
+      const isPublic = (c.operation.security ?? []).length === 0;
+      if (!auth && !isPublic) throw new UnauthorizedError();
       const method = c.operation.method.toLowerCase();
       const base: Omit<OperationContext, 'db'> = {
         operationId: operationId as OperationId,
@@ -160,7 +163,7 @@ export async function createApi(options: ApiOptions) {
         query: c.request.query as never,
         body: c.request.requestBody as never,
         headers: req.headers,
-        auth,
+        auth: auth as AuthContext,
         services,
         requestId: res.locals.requestId as string,
       };
@@ -174,7 +177,7 @@ export async function createApi(options: ApiOptions) {
         {
           res,
           headers: req.headers,
-          credentialId: auth.credential.id,
+          credentialId: auth?.credential.id, // public (OAuth) writes: a transaction, no replay scope
           operationId,
           method,
           path: req.originalUrl.split('?')[0]!,
@@ -201,8 +204,8 @@ export async function createApi(options: ApiOptions) {
     if (operation) {
       res.locals.operationId = operation.operationId;
       res.locals.route = `${operation.method.toUpperCase()} /dev/v1${operation.path}`;
-      // Every response of a matched operation says what idempotency did; `bypassed` until it does something.
-      setIdempotencyStatus(res, 'bypassed');
+      // Every response of a state-changing operation says what idempotency did; `bypassed` until it does something.
+      if (writeMethods.has(operation.method.toLowerCase())) setIdempotencyStatus(res, 'bypassed');
     }
     await api.handleRequest(routed as never, req, res);
   };

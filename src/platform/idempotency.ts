@@ -1,0 +1,336 @@
+// Idempotency for state-changing operations (Stripe's semantics, stored in PostgreSQL).
+//
+// A request with `Idempotency-Key` (or `X-Idempotency-Key`) first claims its key: a `processing` row scoped to the
+// credential, the operationId and the key, committed at once so concurrent requests see it. The handler then runs
+// in its transaction, and the response is written into the row (state `completed`) in that same transaction: the
+// change and the record of it commit together or not at all. Later requests with the key replay the stored
+// response (`Idempotency-Status: cached`) when their fingerprint (method, path, canonical body) matches, get 422
+// IDEMPOTENCY_CONFLICT when it does not, and 409 IDEMPOTENCY_IN_PROGRESS while the first still runs. A lock older
+// than the lock timeout (a crashed request) is taken over by compare-and-set on its lock time.
+//
+// What is stored: successful responses and business-rule rejections (4xx thrown by the handler, after its
+// transaction rolled back). What is not: 5xx (the key is released so the client can retry), 401/403/429, and
+// anything rejected before the handler runs (routing, authentication, rate limit, schema validation).
+import { createHash } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Response } from 'express';
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/tables';
+import {
+  claimOrFetchIdempotencyKey,
+  completeIdempotencyKey,
+  deleteExpiredIdempotencyKey,
+  deleteExpiredIdempotencyKeys,
+  idempotencyKeyByScope,
+  releaseIdempotencyKey,
+  takeOverIdempotencyLock,
+  type IdempotencyScope,
+  type StoredResponse,
+} from '../../db/queries/idempotency-keys';
+import { ApiError, ValidationError } from '../errors';
+import { errorBody, toApiError } from '../http/errors';
+import type { OperationResult } from '../http/handler';
+import type { Logger } from '../logger';
+
+export type { StoredResponse } from '../../db/queries/idempotency-keys';
+
+export const IDEMPOTENCY_STATUS_HEADER = 'Idempotency-Status';
+export type IdempotencyStatus = 'created' | 'cached' | 'processing' | 'bypassed';
+
+export const DEFAULT_LOCK_TIMEOUT_MS = 60_000;
+export const REPLAY_WINDOW_MS = 24 * 60 * 60 * 1000;
+export const PURGE_INTERVAL_MS = 10 * 60 * 1000;
+const MAX_KEY_LENGTH = 128;
+/** Seconds a client is told to wait when the first request with its key is still running. */
+const IN_PROGRESS_RETRY_AFTER = '1';
+
+/** Headers that belong to each response, never to a replay. */
+const perResponseHeaders = new Set([
+  'x-request-id',
+  'idempotency-status',
+  'set-cookie',
+  'date',
+  'content-length',
+  'content-type',
+]);
+const isPerResponse = (name: string) => perResponseHeaders.has(name.toLowerCase()) || /^x-ratelimit-/i.test(name);
+
+export function setIdempotencyStatus(res: Response, status: IdempotencyStatus): void {
+  res.set(IDEMPOTENCY_STATUS_HEADER, status);
+}
+
+function headerValue(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const v = headers[name];
+  return Array.isArray(v) ? v.join(', ') : v;
+}
+
+/**
+ * The key the client sent, if any. Both headers with different values, or a key outside 1-128 characters:
+ * 422 VALIDATION_ERROR (the contract checks the length too; this guards operations whatever the contract says).
+ */
+export function idempotencyKeyOf(headers: IncomingHttpHeaders): string | undefined {
+  const primary = headerValue(headers, 'idempotency-key');
+  const alternative = headerValue(headers, 'x-idempotency-key');
+  if (primary !== undefined && alternative !== undefined && primary !== alternative) {
+    throw new ValidationError([
+      {
+        field: 'header.x-idempotency-key',
+        message: 'must equal Idempotency-Key when both are sent (they name the same key)',
+      },
+    ]);
+  }
+  const key = primary ?? alternative;
+  if (key === undefined) return undefined;
+  if (key.length < 1 || key.length > MAX_KEY_LENGTH) {
+    const field = primary !== undefined ? 'header.idempotency-key' : 'header.x-idempotency-key';
+    throw new ValidationError([{ field, message: `must be 1 to ${MAX_KEY_LENGTH} characters` }]);
+  }
+  return key;
+}
+
+/** JSON with object keys sorted at every level: equal values give equal text whatever the key order sent. */
+export function canonicalJson(value: unknown): string {
+  if (value === undefined) return 'null';
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? 'null' : canonicalJson(v))).join(',')}]`;
+  if (value instanceof Date) return JSON.stringify(value);
+  const entries = Object.keys(value)
+    .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
+    .sort()
+    .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
+  return `{${entries.join(',')}}`;
+}
+
+/** SHA-256 (hex) of method, path and canonical body: what "the same request" means for a key. */
+export function requestFingerprint(method: string, path: string, body: unknown): string {
+  return createHash('sha256')
+    .update(`${method.toUpperCase()}\n${path}\n${canonicalJson(body)}`)
+    .digest('hex');
+}
+
+/** A handler's result as the exact response sent: `data` in the `{ data }` envelope, `page` and `raw` as is. */
+export function renderResult(result: OperationResult): StoredResponse {
+  const body = 'page' in result ? result.page : 'raw' in result ? result.raw : { data: result.data };
+  return { status: result.status ?? 200, headers: replayableHeaders(result.headers), body: JSON.stringify(body) };
+}
+
+function replayableHeaders(headers: Record<string, string> | undefined): Record<string, string> {
+  const kept: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers ?? {})) if (!isPerResponse(name)) kept[name] = value;
+  return kept;
+}
+
+/** Sends a rendered response; its body text goes out byte for byte (what res.json would have sent). */
+export function sendStored(res: Response, stored: StoredResponse): void {
+  res.status(stored.status);
+  if (Object.keys(stored.headers).length) res.set(stored.headers);
+  res.type('application/json').send(stored.body);
+}
+
+/** Deletes the keys whose replay window ended by `now`; returns how many. */
+export async function purgeExpiredIdempotencyKeys(
+  db: Kysely<Database>,
+  now: number | Date = Date.now(),
+): Promise<number> {
+  return deleteExpiredIdempotencyKeys(db, now instanceof Date ? now : new Date(now));
+}
+
+/** Runs the purge every `intervalMs` (10 min) in the background; returns the function that stops it. */
+export function scheduleIdempotencyPurge(
+  db: Kysely<Database>,
+  logger: Logger,
+  options: { intervalMs?: number; now?: () => number } = {},
+): () => void {
+  const now = options.now ?? Date.now;
+  let running = false;
+  const timer = setInterval(() => {
+    if (running) return;
+    running = true;
+    purgeExpiredIdempotencyKeys(db, now())
+      .then((deleted) => {
+        if (deleted) logger.info('expired idempotency keys purged', { deleted });
+      })
+      .catch((err: unknown) => logger.warn('idempotency purge failed', { error: (err as Error)?.message }))
+      .finally(() => {
+        running = false;
+      });
+  }, options.intervalMs ?? PURGE_INTERVAL_MS);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
+export interface IdempotencyOptions {
+  /** Base of `doc_url` in stored error bodies (config.publicUrl). */
+  publicUrl: string;
+  /** Milliseconds since the epoch; injectable so tests can expire keys and locks. */
+  now?: () => number;
+  /** A `processing` lock older than this is taken over (default 60 s). */
+  lockTimeoutMs?: number;
+  /** Replay window (default 24 h). */
+  ttlMs?: number;
+  logger?: Logger;
+}
+
+export interface WriteRequest {
+  res: Response;
+  /** The request headers (where the key is read). */
+  headers: IncomingHttpHeaders;
+  /** The authenticated credential; without one (public operations) nothing is stored. */
+  credentialId: string | undefined;
+  operationId: string;
+  method: string;
+  /** The full request path, without the query. */
+  path: string;
+  /** The validated request body (undefined when the operation takes none). */
+  body: unknown;
+}
+
+/** The request lost its lock to a takeover while it ran: its transaction is rolled back, the taker's result stands. */
+class LockLostError extends Error {}
+
+const inProgress = () =>
+  new ApiError('IDEMPOTENCY_IN_PROGRESS', undefined, { headers: { 'Retry-After': IN_PROGRESS_RETRY_AFTER } });
+
+/** 4xx other than these are business answers, stored for replay; these depend on who asks and when. */
+const notStored4xx = new Set([401, 403, 429]);
+
+export class Idempotency {
+  private readonly now: () => number;
+  private readonly lockTimeoutMs: number;
+  private readonly ttlMs: number;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly options: IdempotencyOptions,
+  ) {
+    this.now = options.now ?? Date.now;
+    this.lockTimeoutMs = options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
+    this.ttlMs = options.ttlMs ?? REPLAY_WINDOW_MS;
+  }
+
+  /**
+   * Runs a state-changing operation: `handler` gets the transaction it must write in. Sends the response itself
+   * (original or replay); errors are thrown on, with `Idempotency-Status` already set, for src/http/errors.ts.
+   */
+  async execute(request: WriteRequest, handler: (trx: Kysely<Database>) => Promise<OperationResult>): Promise<void> {
+    const { res } = request;
+    setIdempotencyStatus(res, 'bypassed');
+    const key = idempotencyKeyOf(request.headers);
+    if (key === undefined || request.credentialId === undefined) {
+      sendStored(res, await this.db.transaction().execute(async (trx) => renderResult(await handler(trx))));
+      return;
+    }
+
+    const scope: IdempotencyScope = { credentialId: request.credentialId, operationId: request.operationId, key };
+    const fingerprint = requestFingerprint(request.method, request.path, request.body);
+    const acquired = await this.acquire(res, scope, fingerprint);
+    if ('replay' in acquired) {
+      setIdempotencyStatus(res, 'cached');
+      sendStored(res, acquired.replay);
+      return;
+    }
+
+    const { lockedAt } = acquired;
+    let stored: StoredResponse;
+    try {
+      stored = await this.db.transaction().execute(async (trx) => {
+        const response = renderResult(await handler(trx));
+        if (!(await completeIdempotencyKey(trx, scope, lockedAt, response, new Date(this.now()))))
+          throw new LockLostError();
+        return response;
+      });
+    } catch (err) {
+      throw await this.afterFailure(res, scope, lockedAt, err);
+    }
+    setIdempotencyStatus(res, 'created');
+    sendStored(res, stored);
+  }
+
+  /** Claims the key, or finds the response to replay; throws 409/422 when neither is possible. */
+  private async acquire(
+    res: Response,
+    scope: IdempotencyScope,
+    fingerprint: string,
+  ): Promise<{ lockedAt: Date } | { replay: StoredResponse }> {
+    // A few rounds at most: each one that loops saw the row vanish (released, expired) or lost a takeover race.
+    for (let round = 0; round < 4; round++) {
+      const now = new Date(this.now());
+      const claim = { fingerprint, lockedAt: now, expiresAt: new Date(now.getTime() + this.ttlMs) };
+      const claimed = await claimOrFetchIdempotencyKey(this.db, scope, claim);
+      if (claimed.claimed) return { lockedAt: now };
+
+      // Undefined: created by a concurrent request after the claim's snapshot; read it again.
+      const row = claimed.row ?? (await idempotencyKeyByScope(this.db, scope));
+      if (!row) continue;
+      if (row.expires_at.getTime() <= now.getTime()) {
+        await deleteExpiredIdempotencyKey(this.db, scope, now);
+        continue;
+      }
+      if (row.fingerprint !== fingerprint) {
+        throw new ApiError(
+          'IDEMPOTENCY_CONFLICT',
+          'This idempotency key was already used with a different request (method, path or body). Use a fresh key for a different request.',
+        );
+      }
+      if (row.state === 'completed') {
+        return {
+          replay: { status: row.response_status!, headers: row.response_headers ?? {}, body: row.response_body! },
+        };
+      }
+      if (now.getTime() - row.locked_at.getTime() < this.lockTimeoutMs) break;
+      // The owner has held the lock past the timeout: it crashed (or hangs). Take the key over.
+      if (await takeOverIdempotencyLock(this.db, scope, row.locked_at, now)) {
+        this.options.logger?.warn('stale idempotency lock taken over', {
+          operation_id: scope.operationId,
+          credential_id: scope.credentialId,
+          locked_at: row.locked_at.toISOString(),
+        });
+        return { lockedAt: now };
+      }
+    }
+    setIdempotencyStatus(res, 'processing');
+    throw inProgress();
+  }
+
+  /**
+   * The handler (or storing its response) failed; its transaction is rolled back. A business rejection is stored
+   * for replay in a statement of its own; anything else releases the key. Returns the error to throw on.
+   */
+  private async afterFailure(res: Response, scope: IdempotencyScope, lockedAt: Date, err: unknown): Promise<unknown> {
+    if (err instanceof LockLostError) {
+      setIdempotencyStatus(res, 'processing');
+      return inProgress();
+    }
+    const apiError = toApiError(err);
+    if (apiError && apiError.status >= 400 && apiError.status < 500 && !notStored4xx.has(apiError.status)) {
+      const stored: StoredResponse = {
+        status: apiError.status,
+        headers: replayableHeaders(apiError.headers),
+        body: JSON.stringify(errorBody(apiError, this.options.publicUrl)),
+      };
+      try {
+        if (await completeIdempotencyKey(this.db, scope, lockedAt, stored, new Date(this.now()))) {
+          setIdempotencyStatus(res, 'created');
+          return err;
+        }
+      } catch (storeErr) {
+        this.options.logger?.warn('could not store an idempotent rejection', { error: (storeErr as Error)?.message });
+        await this.release(scope, lockedAt);
+      }
+      setIdempotencyStatus(res, 'bypassed');
+      return err;
+    }
+    await this.release(scope, lockedAt);
+    setIdempotencyStatus(res, 'bypassed');
+    return err;
+  }
+
+  private async release(scope: IdempotencyScope, lockedAt: Date): Promise<void> {
+    try {
+      await releaseIdempotencyKey(this.db, scope, lockedAt);
+    } catch (err) {
+      // The database is gone: the lock goes stale and is taken over after the timeout.
+      this.options.logger?.warn('could not release an idempotency key', { error: (err as Error)?.message });
+    }
+  }
+}
