@@ -2,7 +2,6 @@
 // numeric columns are strings (exact decimals); int8 columns are strings too (pg's convention, PGlite is told the same).
 import type { ColumnType, Generated, Selectable } from 'kysely';
 
-
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 type Json<T> = ColumnType<T, string, string>;
 
@@ -114,3 +113,77 @@ export type Shop = Selectable<ShopsTable>;
 export type Credential = Selectable<CredentialsTable>;
 export type ProductRow = Selectable<ProductsTable>;
 export type ProductVariantRow = Selectable<ProductVariantsTable>;
+
+// Customers and product serials (migration 0003). Declared as a second part of `Database` (interfaces merge),
+// so migrations can add tables without editing the same lines.
+export interface CustomersTable {
+  id: string;
+  shop_id: string;
+  /** Lower-cased. */
+  email: string;
+  name: string | null;
+  phone: string | null;
+  country: string | null;
+  note: string | null;
+  total_spent: ColumnType<string, string | undefined, string>;
+  total_orders: ColumnType<number, number | undefined, number>;
+  blacklisted: ColumnType<boolean, boolean | undefined, boolean>;
+  wallet_id: string;
+  wallet_currency: string;
+  wallet_balance: ColumnType<string, string | undefined, string>;
+  wallet_held: ColumnType<string, string | undefined, string>;
+  is_affiliate: ColumnType<boolean, boolean | undefined, boolean>;
+  affiliate_code: string | null;
+  affiliate_status: 'ACTIVE' | 'SUSPENDED' | null;
+  affiliate_commission_percent: string | null;
+  affiliate_balance: ColumnType<string, string | undefined, string>;
+  affiliate_lifetime_earnings: ColumnType<string, string | undefined, string>;
+  affiliate_referred_orders: ColumnType<number, number | undefined, number>;
+  referred_by_customer_id: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface ProductSerialsTable {
+  id: string;
+  shop_id: string;
+  product_id: string;
+  variant_id: string | null;
+  serial: string;
+  status: ColumnType<'available' | 'claimed', 'available' | 'claimed' | undefined, 'available' | 'claimed'>;
+  claimed_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  created_at: Timestamp;
+}
+
+export interface Database {
+  customers: CustomersTable;
+  product_serials: ProductSerialsTable;
+}
+
+export type CustomerRow = Selectable<CustomersTable>;
+export type ProductSerialRow = Selectable<ProductSerialsTable>;
+
+/** One idempotency key of one credential for one operation (see src/platform/idempotency.ts). */
+export interface IdempotencyKeysTable {
+  credential_id: string;
+  operation_id: string;
+  key: string;
+  /** SHA-256 (hex) of method, path and canonical JSON body. */
+  fingerprint: string;
+  state: 'processing' | 'completed';
+  locked_at: Timestamp;
+  response_status: number | null;
+  /** Headers replayed with the stored response (JSON object of strings). */
+  response_headers: ColumnType<Record<string, string> | null, string | null | undefined, string | null>;
+  /** The exact JSON text sent the first time. */
+  response_body: string | null;
+  created_at: Timestamp;
+  completed_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  expires_at: Timestamp;
+}
+
+export interface Database {
+  idempotency_keys: IdempotencyKeysTable;
+}
+
+export type IdempotencyKeyRow = Selectable<IdempotencyKeysTable>;

@@ -15,9 +15,19 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .createTable('shops')
     .addColumn('id', 'text', (c) => c.primaryKey())
     .addColumn('name', 'text', (c) => c.notNull())
-    .addColumn('plan', 'text', (c) => c.notNull().defaultTo('free').check(sql`plan in ('free', 'pro', 'business')`))
+    .addColumn('plan', 'text', (c) =>
+      c
+        .notNull()
+        .defaultTo('free')
+        .check(sql`plan in ('free', 'pro', 'business')`),
+    )
     .addColumn('currency', 'text', (c) => c.notNull().check(sql`currency ~ '^[A-Z]{3}$'`))
-    .addColumn('status', 'text', (c) => c.notNull().defaultTo('active').check(sql`status in ('active', 'suspended')`))
+    .addColumn('status', 'text', (c) =>
+      c
+        .notNull()
+        .defaultTo('active')
+        .check(sql`status in ('active', 'suspended')`),
+    )
     .addColumn('enabled_payment_methods', sql`text[]`, (c) => c.notNull().defaultTo(sql`'{STRIPE,PAYPAL}'`))
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .addColumn('updated_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
@@ -44,7 +54,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('shop_id', 'text', (c) => c.notNull().references('shops.id'))
     .addColumn('uniqid', 'uuid', (c) => c.notNull().unique())
     .addColumn('slug', 'text', (c) => c.notNull())
-    .addColumn('type', 'text', (c) => c.notNull().check(sql`type in ('SERIALS', 'FILE', 'SERVICE', 'DYNAMIC', 'SUBSCRIPTION')`))
+    .addColumn('type', 'text', (c) =>
+      c.notNull().check(sql`type in ('SERIALS', 'FILE', 'SERVICE', 'DYNAMIC', 'SUBSCRIPTION')`),
+    )
     .addColumn('subtype', 'text')
     .addColumn('title', 'text', (c) => c.notNull())
     .addColumn('currency', 'text', (c) => c.notNull().check(sql`currency ~ '^[A-Z]{3}$'`))
@@ -58,7 +70,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('quantity_min', 'integer', (c) => c.notNull().defaultTo(1))
     .addColumn('quantity_max', 'integer', (c) => c.notNull().defaultTo(-1))
     .addColumn('quantity_warning', 'integer', (c) => c.notNull().defaultTo(0))
-    .addColumn('stock', 'integer', (c) => c.notNull().defaultTo(-1).check(sql`stock >= -1`))
+    .addColumn('stock', 'integer', (c) =>
+      c
+        .notNull()
+        .defaultTo(-1)
+        .check(sql`stock >= -1`),
+    )
     .addColumn('stock_delimiter', 'text', (c) => c.notNull().defaultTo(','))
     .addColumn('unlisted', 'boolean', (c) => c.notNull().defaultTo(false))
     .addColumn('private', 'boolean', (c) => c.notNull().defaultTo(false))
@@ -79,7 +96,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addUniqueConstraint('products_shop_slug_key', ['shop_id', 'slug'])
     .execute();
   // Matches the product list's order (newest first, ties by id) so a page is one index range scan.
-  await db.schema.createIndex('products_shop_created_idx').on('products').columns(['shop_id', 'created_at desc', 'id desc']).execute();
+  await db.schema
+    .createIndex('products_shop_created_idx')
+    .on('products')
+    .columns(['shop_id', 'created_at desc', 'id desc'])
+    .execute();
 
   await db.schema
     .createTable('product_variants')
@@ -89,13 +110,23 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('title', 'text', (c) => c.notNull())
     .addColumn('price', 'numeric(20, 8)', (c) => c.notNull().check(sql`price >= 0`))
     .addColumn('price_display', 'numeric(20, 8)', (c) => c.notNull().check(sql`price_display >= 0`))
-    .addColumn('stock', 'integer', (c) => c.notNull().defaultTo(-1).check(sql`stock >= -1`))
+    .addColumn('stock', 'integer', (c) =>
+      c
+        .notNull()
+        .defaultTo(-1)
+        .check(sql`stock >= -1`),
+    )
     .addColumn('sort_priority', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .execute();
-  await db.schema.createIndex('product_variants_product_idx').on('product_variants').columns(['product_id', 'sort_priority', 'id']).execute();
+  await db.schema
+    .createIndex('product_variants_product_idx')
+    .on('product_variants')
+    .columns(['product_id', 'sort_priority', 'id'])
+    .execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
-  for (const t of ['product_variants', 'products', 'credentials', 'shops', 'server_secrets']) await db.schema.dropTable(t).execute();
+  for (const t of ['product_variants', 'products', 'credentials', 'shops', 'server_secrets'])
+    await db.schema.dropTable(t).execute();
 }

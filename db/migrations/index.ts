@@ -2,7 +2,11 @@
 // the compiled build. Add new files here with the next number.
 import type { Migration } from 'kysely/migration';
 import * as m0001 from './0001_foundation';
+import * as m0002 from './0002_idempotency';
+import * as m0003 from './0003_customers_serials';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
+  '0002_idempotency': m0002,
+  '0003_customers_serials': m0003,
 };

@@ -1,27 +1,16 @@
 // Products and their variants.
 import { sql, type Kysely } from 'kysely';
 import type { Database, ProductRow, ProductVariantRow } from '../tables';
+import { applyKeyset, type Keyset } from './keyset';
 
-export type ProductPageRow = ProductRow & { cursor_ts: string };
+export type ProductPageRow = ProductRow & { cursor_value: string };
 
 /**
- * One keyset page of a shop's products, newest first (ties by id), `limit + 1` rows so the caller knows whether
- * there is more. `after` is the last row of the previous page; its timestamp is exact text, so rows created in
- * the same millisecond are neither skipped nor repeated.
+ * One keyset page of a shop's products (see db/queries/keyset.ts): `limit + 1` rows in the keyset's order, ties by
+ * id, so the caller knows whether there is more.
  */
-export async function productsPage(
-  db: Kysely<Database>,
-  shopId: string,
-  limit: number,
-  after: { createdAt: string; id: string } | null,
-): Promise<ProductPageRow[]> {
-  let q = db
-    .selectFrom('products')
-    .selectAll()
-    .select(sql<string>`created_at::text`.as('cursor_ts'))
-    .where('shop_id', '=', shopId);
-  if (after) q = q.where(sql<boolean>`(created_at, id) < (${after.createdAt}::timestamptz, ${after.id})`);
-  return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+export async function productsPage(db: Kysely<Database>, shopId: string, keyset: Keyset): Promise<ProductPageRow[]> {
+  return applyKeyset(db.selectFrom('products').selectAll().where('shop_id', '=', shopId), keyset).execute();
 }
 
 export async function productById(db: Kysely<Database>, shopId: string, id: string): Promise<ProductRow | undefined> {
@@ -80,4 +69,29 @@ export async function slugsStartingWith(db: Kysely<Database>, shopId: string, pr
     .where('slug', 'like', `${escaped}%`)
     .execute();
   return new Set(rows.map((r) => r.slug));
+}
+
+/** The product, locked until the end of the transaction (SELECT … FOR UPDATE): claims on it queue behind this one. */
+export async function productByIdForUpdate(
+  db: Kysely<Database>,
+  shopId: string,
+  id: string,
+): Promise<ProductRow | undefined> {
+  return db
+    .selectFrom('products')
+    .selectAll()
+    .where('shop_id', '=', shopId)
+    .where('id', '=', id)
+    .forUpdate()
+    .executeTakeFirst();
+}
+
+/** Sets a product's stock (e.g. a serial product's count of available serials). */
+export async function setProductStock(db: Kysely<Database>, shopId: string, id: string, stock: number): Promise<void> {
+  await db
+    .updateTable('products')
+    .set({ stock, updated_at: sql<Date>`now()` })
+    .where('shop_id', '=', shopId)
+    .where('id', '=', id)
+    .execute();
 }

@@ -5,7 +5,11 @@ import type { Database } from '../tables';
 
 /** The named secret, created (32 random bytes) on first use. Concurrent first uses agree on one value. */
 export async function serverSecret(db: Kysely<Database>, name: string): Promise<Buffer> {
-  await db.insertInto('server_secrets').values({ name, secret: randomBytes(32) }).onConflict((oc) => oc.column('name').doNothing()).execute();
+  await db
+    .insertInto('server_secrets')
+    .values({ name, secret: randomBytes(32) })
+    .onConflict((oc) => oc.column('name').doNothing())
+    .execute();
   const row = await db.selectFrom('server_secrets').select('secret').where('name', '=', name).executeTakeFirstOrThrow();
   return Buffer.from(row.secret);
 }

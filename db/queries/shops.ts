@@ -14,7 +14,11 @@ export async function shopById(db: Kysely<Database>, id: string): Promise<Shop |
 }
 
 /** Returns the updated shop, or undefined when there is no such shop. */
-export async function updateShopStatus(db: Kysely<Database>, id: string, status: Shop['status']): Promise<Shop | undefined> {
+export async function updateShopStatus(
+  db: Kysely<Database>,
+  id: string,
+  status: Shop['status'],
+): Promise<Shop | undefined> {
   return db
     .updateTable('shops')
     .set({ status, updated_at: new Date() })
@@ -24,6 +28,9 @@ export async function updateShopStatus(db: Kysely<Database>, id: string, status:
 }
 
 export async function shopCount(db: Kysely<Database>): Promise<number> {
-  const row = await db.selectFrom('shops').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('shops')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }

@@ -11,7 +11,10 @@ import { parseFixtures, seedFixtures, type Fixtures } from './fixtures';
 
 export class AdminError extends Error {}
 
-export async function createShop(db: Kysely<Database>, input: { name: string; plan?: string; currency?: string }): Promise<Shop> {
+export async function createShop(
+  db: Kysely<Database>,
+  input: { name: string; plan?: string; currency?: string },
+): Promise<Shop> {
   const plan = (input.plan ?? 'free') as Plan;
   if (!plans.includes(plan)) throw new AdminError(`--plan must be one of ${plans.join(', ')}`);
   const currency = (input.currency ?? 'USD').toUpperCase();
@@ -31,7 +34,8 @@ export function parseScopes(text: string): string[] {
   if (scopes.length === 0) throw new AdminError('--scopes must name at least one scope (or "*")');
   for (const s of scopes) {
     if (!scopePattern.test(s)) throw new AdminError(`"${s}" is not a scope: use resource.read, resource.write or *`);
-    if (s !== '*' && !knownScopes.includes(s)) throw new AdminError(`Unknown scope "${s}". Known scopes: ${knownScopes.join(' ')}`);
+    if (s !== '*' && !knownScopes.includes(s))
+      throw new AdminError(`Unknown scope "${s}". Known scopes: ${knownScopes.join(' ')}`);
   }
   return scopes;
 }

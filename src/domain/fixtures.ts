@@ -1,10 +1,14 @@
 // The fixture file format of `cli seed`: validated against a JSON Schema before anything is written, and written
 // in one transaction, so a bad file changes nothing.
 import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/tables';
 import { insertProduct, insertVariants } from '../../db/queries/products';
+import { insertCustomers, setReferrer } from '../../db/queries/customers';
+import { insertSerials } from '../../db/queries/serials';
 import { newId, newUniqid } from '../ids';
+import { newCustomerRow, type NewCustomerInput } from './customers';
 
 const decimal = { type: 'string', pattern: '^(0|[1-9][0-9]{0,11})(\\.[0-9]{1,8})?$' };
 
@@ -31,7 +35,12 @@ export const fixtureSchema = {
           unlisted: { type: 'boolean' },
           description_tabs: {
             type: 'array',
-            items: { type: 'object', additionalProperties: false, required: ['title', 'content'], properties: { title: { type: 'string' }, content: { type: 'string' } } },
+            items: {
+              type: 'object',
+              additionalProperties: false,
+              required: ['title', 'content'],
+              properties: { title: { type: 'string' }, content: { type: 'string' } },
+            },
           },
           variants: {
             type: 'array',
@@ -39,7 +48,53 @@ export const fixtureSchema = {
               type: 'object',
               additionalProperties: false,
               required: ['title', 'price'],
-              properties: { title: { type: 'string', minLength: 1 }, price: decimal, stock: { type: 'integer', minimum: -1 } },
+              properties: {
+                title: { type: 'string', minLength: 1 },
+                price: decimal,
+                stock: { type: 'integer', minimum: -1 },
+              },
+            },
+          },
+          // Serial keys of a SERIALS product, claimable in this order; the product's stock is their count.
+          serials: {
+            type: 'array',
+            maxItems: 100000,
+            uniqueItems: true,
+            items: { type: 'string', minLength: 1, maxLength: 4096 },
+          },
+        },
+        dependentSchemas: { serials: { required: ['type'], properties: { type: { const: 'SERIALS' } } } },
+      },
+    },
+    customers: {
+      type: 'array',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['email'],
+        properties: {
+          email: { type: 'string', format: 'email', maxLength: 254 },
+          name: { type: 'string', maxLength: 200 },
+          phone: { type: 'string', maxLength: 32 },
+          country: { type: 'string', pattern: '^[A-Z]{2}$' },
+          note: { type: 'string', maxLength: 2000 },
+          total_spent: decimal,
+          total_orders: { type: 'integer', minimum: 0 },
+          blacklisted: { type: 'boolean' },
+          wallet_balance: decimal,
+          // The email of another customer in this file: the affiliate who referred this one.
+          referred_by: { type: 'string', format: 'email' },
+          affiliate: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['code'],
+            properties: {
+              code: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' },
+              status: { enum: ['ACTIVE', 'SUSPENDED'] },
+              commission_percent: { type: 'string', pattern: '^(100|[0-9]{1,2})(\\.[0-9]{1,2})?$' },
+              balance: decimal,
+              lifetime_earnings: decimal,
+              referred_orders: { type: 'integer', minimum: 0 },
             },
           },
         },
@@ -60,31 +115,83 @@ export interface ProductFixture {
   unlisted?: boolean;
   description_tabs?: { title: string; content: string }[];
   variants?: { title: string; price: string; stock?: number }[];
+  /** SERIALS products only; stock becomes their count. */
+  serials?: string[];
+}
+
+/** A fixture customer: the fields a new customer takes, plus the email of the affiliate who referred it. */
+export interface CustomerFixture extends Omit<NewCustomerInput, 'name' | 'phone' | 'country' | 'note' | 'created_at'> {
+  name?: string;
+  phone?: string;
+  country?: string;
+  note?: string;
+  referred_by?: string;
 }
 
 export interface Fixtures {
   products?: ProductFixture[];
+  customers?: CustomerFixture[];
 }
 
 export class FixtureError extends Error {}
 
-const validate = new Ajv2020({ allErrors: true }).compile(fixtureSchema);
+const fixtureAjv = new Ajv2020({ allErrors: true });
+addFormats(fixtureAjv, ['email']);
+const validate = fixtureAjv.compile(fixtureSchema);
+
+/** Rules across fields and items that the JSON Schema does not say. */
+function crossChecks(f: Fixtures): string[] {
+  const problems: string[] = [];
+  (f.products ?? []).forEach((p, i) => {
+    if (p.serials && p.stock !== undefined && p.stock !== p.serials.length) {
+      problems.push(`/products/${i}/stock must equal the number of serials (${p.serials.length}) or be omitted`);
+    }
+  });
+  const emails = new Map<string, number>();
+  const codes = new Set<string>();
+  (f.customers ?? []).forEach((c, i) => {
+    const email = c.email.toLowerCase();
+    if (emails.has(email)) problems.push(`/customers/${i}/email duplicates /customers/${emails.get(email)}/email`);
+    else emails.set(email, i);
+    if (c.affiliate) {
+      if (codes.has(c.affiliate.code)) problems.push(`/customers/${i}/affiliate/code is used twice`);
+      codes.add(c.affiliate.code);
+    }
+  });
+  (f.customers ?? []).forEach((c, i) => {
+    if (c.referred_by === undefined) return;
+    const j = emails.get(c.referred_by.toLowerCase());
+    if (j === undefined) problems.push(`/customers/${i}/referred_by names no customer of this file`);
+    else if (j === i) problems.push(`/customers/${i}/referred_by names the customer itself`);
+    else if (!(f.customers ?? [])[j]?.affiliate)
+      problems.push(`/customers/${i}/referred_by names a customer who is not an affiliate`);
+  });
+  return problems;
+}
 
 export function parseFixtures(value: unknown): Fixtures {
   if (!validate(value)) {
     const problems = (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message}`);
     throw new FixtureError(`The fixture file is not valid:\n  ${problems.join('\n  ')}`);
   }
+  const problems = crossChecks(value as Fixtures);
+  if (problems.length > 0) throw new FixtureError(`The fixture file is not valid:\n  ${problems.join('\n  ')}`);
   return value as Fixtures;
 }
 
 function slugify(title: string): string {
-  return title.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '').slice(0, 60) || 'product';
+  return (
+    title
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-|-$/g, '')
+      .slice(0, 60) || 'product'
+  );
 }
 
 /** Writes the fixtures for a shop (in the caller's transaction) and returns the ids it created. */
 export async function seedFixtures(trx: Kysely<Database>, shop: { id: string; currency: string }, fixtures: Fixtures) {
-  const created = { products: [] as string[], variants: [] as string[] };
+  const created = { products: [] as string[], variants: [] as string[], serials: 0, customers: [] as string[] };
   for (const p of fixtures.products ?? []) {
     const product = await insertProduct(trx, {
       id: newId('prod'),
@@ -105,7 +212,7 @@ export async function seedFixtures(trx: Kysely<Database>, shop: { id: string; cu
       quantity_min: 1,
       quantity_max: -1,
       quantity_warning: 0,
-      stock: p.stock ?? -1,
+      stock: p.serials ? p.serials.length : (p.stock ?? (p.type === 'SERIALS' ? 0 : -1)),
       stock_delimiter: ',',
       unlisted: p.unlisted ?? false,
       private: false,
@@ -137,6 +244,39 @@ export async function seedFixtures(trx: Kysely<Database>, shop: { id: string; cu
       })),
     );
     created.variants.push(...variants.map((v) => v.id));
+    // Oldest first is claim order: give each serial its own microsecond so the file's order is kept exactly.
+    const base = Date.now() * 1000;
+    created.serials += await insertSerials(
+      trx,
+      (p.serials ?? []).map((serial, i) => ({
+        id: newId('ser'),
+        shop_id: shop.id,
+        product_id: product.id,
+        variant_id: null,
+        serial,
+        created_at: microsIso(base + i),
+      })),
+    );
+  }
+
+  const customers = await insertCustomers(
+    trx,
+    (fixtures.customers ?? []).map(({ referred_by: _r, ...c }) => newCustomerRow(shop, c)),
+  );
+  created.customers.push(...customers.map((c) => c.id));
+  const byEmail = new Map(customers.map((c) => [c.email, c.id]));
+  for (const c of fixtures.customers ?? []) {
+    if (c.referred_by === undefined) continue;
+    const id = byEmail.get(c.email.toLowerCase());
+    const referrer = byEmail.get(c.referred_by.toLowerCase());
+    if (id && referrer) await setReferrer(trx, shop.id, id, referrer);
   }
   return created;
+}
+
+/** Microseconds since the epoch -> ISO 8601 text with all six fractional digits (Date keeps only milliseconds). */
+function microsIso(micros: number): string {
+  const ms = Math.floor(micros / 1000);
+  const iso = new Date(ms).toISOString(); // …T03:10:00.123Z
+  return `${iso.slice(0, -1)}${String(micros % 1000).padStart(3, '0')}Z`;
 }

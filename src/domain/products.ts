@@ -4,29 +4,42 @@ import type { Database } from '../../db/tables';
 import * as products from '../../db/queries/products';
 import { NotFoundError } from '../errors';
 import { newId, newUniqid } from '../ids';
-import { CursorCodec, toPage, type Page } from '../platform/cursor';
+import type { CursorCodec, Page } from '../platform/cursor';
+import { parseListQuery, type ListSpec } from '../platform/list-query';
+import { paginate } from '../platform/pagination';
 import { productView } from '../views/product';
 
 export type ProductView = ReturnType<typeof productView>;
+
+/** The product list: newest first, no filters yet. */
+export const productList: ListSpec = {
+  name: 'products',
+  filters: {},
+  sorts: { created_at: { column: 'created_at', cast: 'timestamptz' } },
+  defaultSort: '-created_at',
+};
 
 export async function listProducts(
   db: Kysely<Database>,
   codec: CursorCodec,
   shopId: string,
-  params: { limit: number; cursor?: string; includeVariants: boolean },
+  params: { limit?: number; cursor?: string; includeVariants: boolean },
 ): Promise<Page<ProductView>> {
   // include_variants changes what a page shows, not which rows, so it is not part of the cursor's binding.
-  const queryHash = CursorCodec.queryHash({ list: 'products', sorts: '-created_at' });
-  const after = params.cursor ? codec.decode(params.cursor, queryHash) : null;
-  const rows = await products.productsPage(db, shopId, params.limit, after ? { createdAt: after.values[0] ?? '', id: after.id } : null);
-  const variants = await products.variantsByProduct(db, shopId, rows.slice(0, params.limit).map((r) => r.id));
-  return toPage(
-    rows,
-    params.limit,
+  const query = parseListQuery(productList, {});
+  return paginate(
     codec,
-    queryHash,
-    (r) => ({ values: [r.cursor_ts], id: r.id }),
-    (r) => productView(r, variants.get(r.id) ?? [], params.includeVariants),
+    query,
+    params,
+    (keyset) => products.productsPage(db, shopId, keyset),
+    async (rows) => {
+      const variants = await products.variantsByProduct(
+        db,
+        shopId,
+        rows.map((r) => r.id),
+      );
+      return rows.map(({ cursor_value: _c, ...r }) => productView(r, variants.get(r.id) ?? [], params.includeVariants));
+    },
   );
 }
 

@@ -27,7 +27,11 @@ export class CursorCodec {
 
   /** A short hash of the normalised query a cursor is bound to (list name, filters, sorts). */
   static queryHash(parts: Record<string, unknown>): string {
-    const canonical = JSON.stringify(Object.keys(parts).sort().map((k) => [k, parts[k]]));
+    const canonical = JSON.stringify(
+      Object.keys(parts)
+        .sort()
+        .map((k) => [k, parts[k]]),
+    );
     return createHash('sha256').update(canonical).digest('base64url').slice(0, 16);
   }
 
@@ -39,16 +43,20 @@ export class CursorCodec {
 
   decode(cursor: string, queryHash: string): CursorPosition {
     const [body, signature, extra] = cursor.split('.');
-    if (!body || !signature || extra !== undefined || !this.verify(body, signature)) throw invalid('is not a valid cursor');
+    if (!body || !signature || extra !== undefined || !this.verify(body, signature))
+      throw invalid('is not a valid cursor');
     let payload: CursorPayload;
     try {
       payload = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as CursorPayload;
     } catch {
       throw invalid('is not a valid cursor');
     }
-    if (!Array.isArray(payload.v) || typeof payload.i !== 'string' || typeof payload.t !== 'number') throw invalid('is not a valid cursor');
-    if (this.now() - payload.t > cursorLifetimeMs) throw invalid('has expired (cursors are valid for 24 hours); start again from the first page');
-    if (payload.q !== queryHash) throw invalid('was issued for other filters or sorts; send the same filters and sorts, or start again');
+    if (!Array.isArray(payload.v) || typeof payload.i !== 'string' || typeof payload.t !== 'number')
+      throw invalid('is not a valid cursor');
+    if (this.now() - payload.t > cursorLifetimeMs)
+      throw invalid('has expired (cursors are valid for 24 hours); start again from the first page');
+    if (payload.q !== queryHash)
+      throw invalid('was issued for other filters or sorts; send the same filters and sorts, or start again');
     return { values: payload.v, id: payload.i };
   }
 
@@ -64,7 +72,7 @@ export class CursorCodec {
 }
 
 function invalid(message: string): ValidationError {
-  return new ValidationError([{ field: 'cursor', message }], `The cursor ${message}.`);
+  return new ValidationError([{ field: 'query.cursor', message }], `The cursor ${message}.`);
 }
 
 export interface Page<T> {

@@ -20,7 +20,8 @@ export function connectRedis(url: string, logger: Logger): RedisClient {
   const client = create(url);
   let wasDown = false;
   client.on('error', (err: Error) => {
-    if (!wasDown) logger.warn('redis unavailable; rate limits fall back to this process memory', { error: err.message });
+    if (!wasDown)
+      logger.warn('redis unavailable; rate limits fall back to this process memory', { error: err.message });
     wasDown = true;
   });
   client.on('ready', () => {

@@ -1,0 +1,117 @@
+// Customer rules: the list's allow-list of filters and sorts, the affiliate summary, new customer rows.
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/tables';
+import * as customers from '../../db/queries/customers';
+import { NotFoundError } from '../errors';
+import { newId } from '../ids';
+import type { CursorCodec, Page } from '../platform/cursor';
+import { parseListQuery, type ListSpec } from '../platform/list-query';
+import { paginate } from '../platform/pagination';
+import { customerView } from '../views/customer';
+
+export type CustomerView = ReturnType<typeof customerView>;
+
+/** `GET /customers`: what can be filtered and sorted (documented on the CustomerFilters / CustomerSorts parameters). */
+export const customerList: ListSpec = {
+  name: 'customers',
+  filters: {
+    email: { column: 'email', type: 'email', description: 'exact email (case-insensitive)' },
+    country: { column: 'country', type: 'country', description: 'ISO 3166-1 alpha-2' },
+    is_affiliate: { column: 'is_affiliate', type: 'boolean' },
+    blacklisted: { column: 'blacklisted', type: 'boolean' },
+    created_after: { column: 'created_at', type: 'timestamp', op: '>=', description: 'created at or after' },
+    created_before: { column: 'created_at', type: 'timestamp', op: '<', description: 'created before' },
+    min_total_spent: { column: 'total_spent', type: 'decimal', op: '>=', description: 'lifetime spend at least' },
+  },
+  sorts: {
+    created_at: { column: 'created_at', cast: 'timestamptz' },
+    updated_at: { column: 'updated_at', cast: 'timestamptz' },
+    email: { column: 'email', cast: 'text' },
+    total_spent: { column: 'total_spent', cast: 'numeric' },
+  },
+  defaultSort: '-created_at',
+};
+
+export async function listCustomers(
+  db: Kysely<Database>,
+  codec: CursorCodec,
+  shopId: string,
+  params: { limit?: number; cursor?: string; filters?: string; sorts?: string },
+): Promise<Page<CustomerView>> {
+  const query = parseListQuery(customerList, { filters: params.filters, sorts: params.sorts });
+  return paginate(
+    codec,
+    query,
+    params,
+    (keyset) => customers.customersPage(db, shopId, keyset),
+    (rows) => rows.map(({ cursor_value: _c, ...row }) => customerView(row)),
+  );
+}
+
+export async function getCustomer(
+  db: Kysely<Database>,
+  shopId: string,
+  id: string,
+  options: { includeAffiliate: boolean },
+): Promise<CustomerView> {
+  const row = await customers.customerById(db, shopId, id);
+  if (!row) throw new NotFoundError('CUSTOMER_NOT_FOUND');
+  if (!options.includeAffiliate) return customerView(row);
+  const referredCustomers = row.is_affiliate ? await customers.referredCustomerCount(db, shopId, row.id) : 0;
+  return customerView(row, { referredCustomers });
+}
+
+export interface NewCustomerInput {
+  email: string;
+  name?: string | null;
+  phone?: string | null;
+  country?: string | null;
+  note?: string | null;
+  total_spent?: string;
+  total_orders?: number;
+  blacklisted?: boolean;
+  wallet_balance?: string;
+  affiliate?: {
+    code: string;
+    status?: 'ACTIVE' | 'SUSPENDED';
+    commission_percent?: string;
+    balance?: string;
+    lifetime_earnings?: string;
+    referred_orders?: number;
+  };
+  created_at?: Date | string;
+  updated_at?: Date | string;
+}
+
+/** A row for a new customer of the shop: a new id and wallet, the email lower-cased. */
+export function newCustomerRow(shop: { id: string; currency: string }, input: NewCustomerInput): customers.NewCustomer {
+  const a = input.affiliate;
+  return {
+    id: newId('cus'),
+    shop_id: shop.id,
+    email: input.email.toLowerCase(),
+    name: input.name ?? null,
+    phone: input.phone ?? null,
+    country: input.country ?? null,
+    note: input.note ?? null,
+    total_spent: input.total_spent ?? '0',
+    total_orders: input.total_orders ?? 0,
+    blacklisted: input.blacklisted ?? false,
+    wallet_id: `wal_${newId('cus').slice('cus_'.length)}`,
+    wallet_currency: shop.currency,
+    wallet_balance: input.wallet_balance ?? '0',
+    is_affiliate: a !== undefined,
+    affiliate_code: a?.code ?? null,
+    affiliate_status: a ? (a.status ?? 'ACTIVE') : null,
+    affiliate_commission_percent: a ? (a.commission_percent ?? '10') : null,
+    affiliate_balance: a?.balance ?? '0',
+    affiliate_lifetime_earnings: a?.lifetime_earnings ?? '0',
+    affiliate_referred_orders: a?.referred_orders ?? 0,
+    ...(input.created_at !== undefined ? { created_at: input.created_at } : {}),
+    ...(input.updated_at !== undefined
+      ? { updated_at: input.updated_at }
+      : input.created_at !== undefined
+        ? { updated_at: input.created_at }
+        : {}),
+  };
+}

@@ -1,0 +1,47 @@
+// Customer rows -> the Customer object of the contract. Amounts are exact decimals in the database and JSON numbers
+// here; timestamps are Unix seconds.
+import Decimal from 'decimal.js';
+import type { CustomerRow } from '../../db/tables';
+import { unixSeconds } from './time';
+
+export interface AffiliateFacts {
+  referredCustomers: number;
+}
+
+export function affiliateSummaryView(row: CustomerRow, facts: AffiliateFacts) {
+  if (!row.is_affiliate || row.affiliate_code === null || row.affiliate_status === null) return null;
+  return {
+    code: row.affiliate_code,
+    status: row.affiliate_status,
+    commission_percent: Number(row.affiliate_commission_percent ?? '0'),
+    balance: Number(row.affiliate_balance),
+    lifetime_earnings: Number(row.affiliate_lifetime_earnings),
+    referred_customers: facts.referredCustomers,
+    referred_orders: row.affiliate_referred_orders,
+  };
+}
+
+/** `affiliate` is present only when asked for (`include_affiliate=true`): pass the facts then. */
+export function customerView(row: CustomerRow, affiliate?: AffiliateFacts) {
+  return {
+    id: row.id,
+    email: row.email,
+    name: row.name,
+    phone: row.phone,
+    country: row.country,
+    total_spent: Number(row.total_spent),
+    total_orders: row.total_orders,
+    wallet: {
+      id: row.wallet_id,
+      balance: Number(row.wallet_balance),
+      available_balance: new Decimal(row.wallet_balance).minus(row.wallet_held).toNumber(),
+      currency: row.wallet_currency,
+    },
+    is_affiliate: row.is_affiliate,
+    blacklisted: row.blacklisted,
+    note: row.note,
+    ...(affiliate ? { affiliate: affiliateSummaryView(row, affiliate) } : {}),
+    created_at: unixSeconds(row.created_at),
+    updated_at: unixSeconds(row.updated_at),
+  };
+}

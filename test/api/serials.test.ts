@@ -1,0 +1,172 @@
+// POST /products/{id}/serials/claim: atomic claims (a race of 50 on 30 serials), and every rejection leaves serials
+// and stock unchanged.
+import { sql } from 'kysely';
+import { serialsOfProduct } from '../../db/queries/serials';
+import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
+
+let t: TestApp;
+let shopA: string;
+let keyA: string;
+let keyB: string;
+
+beforeAll(async () => {
+  t = await startTestApp();
+  shopA = await t.createShop({ name: 'A' });
+  const shopB = await t.createShop({ name: 'B' });
+  keyA = (await t.createKey(shopA, ['products.write'])).key;
+  keyB = (await t.createKey(shopB, ['*'])).key;
+});
+afterAll(() => t.close());
+
+const serialValues = (n: number, prefix = 'KEY') =>
+  Array.from({ length: n }, (_, i) => `${prefix}-${String(i).padStart(4, '0')}`);
+
+async function serialProduct(n: number, extra: Record<string, unknown> = {}): Promise<string> {
+  const seeded = await t.seed(shopA, {
+    products: [{ title: `Serials ${n}`, type: 'SERIALS', price: '9.99', serials: serialValues(n), ...extra }],
+  });
+  return seeded.products[0]!;
+}
+
+const claim = (productId: string, body: unknown, key = keyA) =>
+  t.http
+    .post(`/dev/v1/products/${productId}/serials/claim`)
+    .set(bearer(key))
+    .send(body as object);
+
+async function state(productId: string) {
+  const product = await t.db
+    .selectFrom('products')
+    .select(['stock', 'updated_at'])
+    .where('id', '=', productId)
+    .executeTakeFirstOrThrow();
+  const serials = await serialsOfProduct(t.db, shopA, productId);
+  return {
+    stock: product.stock,
+    updated_at: product.updated_at.toISOString(),
+    serials: serials.map((s) => [s.id, s.status, s.claimed_at?.toISOString() ?? null]),
+  };
+}
+
+test('claims the oldest serials and returns them with the remaining stock', async () => {
+  const id = await serialProduct(5);
+  expect((await state(id)).stock).toBe(5);
+  const res = await claim(id, { amount: 2 });
+  expect(res.status).toBe(200);
+  expect(res.body.data.claimed_count).toBe(2);
+  expect(res.body.data.remaining_stock).toBe(3);
+  expect(res.body.data.serials.map((s: { serial: string }) => s.serial)).toEqual(['KEY-0000', 'KEY-0001']);
+  for (const s of res.body.data.serials) {
+    expect(s.id).toMatch(/^ser_/);
+    expect(s.variant_id).toBeNull();
+    expect(s.variant_title).toBeNull();
+    expect(new Date(s.created_at).toISOString()).toBe(s.created_at);
+  }
+  const after = await state(id);
+  expect(after.stock).toBe(3);
+  expect(after.serials.filter((s) => s[1] === 'claimed')).toHaveLength(2);
+
+  const rest = await claim(id, { amount: 3 });
+  expect(rest.status).toBe(200);
+  expect(rest.body.data.serials.map((s: { serial: string }) => s.serial)).toEqual(['KEY-0002', 'KEY-0003', 'KEY-0004']);
+  expect(rest.body.data.remaining_stock).toBe(0);
+});
+
+test('50 concurrent claims of one serial on 30 serials: exactly 30 succeed, none twice, stock ends at 0', async () => {
+  const id = await serialProduct(30);
+  const results = await Promise.all(Array.from({ length: 50 }, () => claim(id, { amount: 1 })));
+  const ok = results.filter((r) => r.status === 200);
+  const rejected = results.filter((r) => r.status === 400);
+  expect(ok).toHaveLength(30);
+  expect(rejected).toHaveLength(20);
+  for (const r of rejected) expect(r.body.error.code).toBe('OUT_OF_STOCK');
+  const handedOut = ok.map((r) => r.body.data.serials[0].serial as string);
+  expect(new Set(handedOut).size).toBe(30);
+  expect(handedOut.sort()).toEqual(serialValues(30));
+  const remaining = ok.map((r) => r.body.data.remaining_stock as number).sort((a, b) => a - b);
+  expect(remaining).toEqual(Array.from({ length: 30 }, (_, i) => i)); // each claim saw the one before it
+  const after = await state(id);
+  expect(after.stock).toBe(0);
+  expect(after.serials.every((s) => s[1] === 'claimed')).toBe(true);
+  console.log(
+    `serial race on ${t.database.kind}: ${ok.length} x 200, ${rejected.length} x 400 OUT_OF_STOCK, ${new Set(handedOut).size} distinct serials`,
+  );
+});
+
+test('more than available: 400 OUT_OF_STOCK, nothing claimed', async () => {
+  const id = await serialProduct(3);
+  await claim(id, { amount: 1 });
+  const before = await state(id);
+  const res = await claim(id, { amount: 3 });
+  expect(res.status).toBe(400);
+  expect(res.body.error.code).toBe('OUT_OF_STOCK');
+  expect(res.body.error.message).toMatch(/2 serials available/);
+  expect(await state(id)).toEqual(before);
+});
+
+test('a product with variants, or not a SERIALS product: 400 PRODUCT_NOT_SERIAL, nothing changed', async () => {
+  const withVariants = await serialProduct(4, { variants: [{ title: 'Personal', price: '9.99' }] });
+  const file = (await t.seed(shopA, { products: [{ title: 'File', type: 'FILE', price: '1.00', stock: 7 }] }))
+    .products[0]!;
+  for (const [id, message] of [
+    [withVariants, /variants/],
+    [file, /FILE/],
+  ] as const) {
+    const before = await state(id);
+    const res = await claim(id, { amount: 1 });
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe('PRODUCT_NOT_SERIAL');
+    expect(res.body.error.message).toMatch(message);
+    expect(await state(id)).toEqual(before);
+  }
+});
+
+test('another shop, or an unknown product: 404 PRODUCT_NOT_FOUND, nothing changed', async () => {
+  const id = await serialProduct(2);
+  const before = await state(id);
+  const cross = await claim(id, { amount: 1 }, keyB);
+  expect(cross.status).toBe(404);
+  expect(cross.body.error.code).toBe('PRODUCT_NOT_FOUND');
+  const unknown = await claim('prod_doesnotexist', { amount: 1 });
+  expect(unknown.status).toBe(404);
+  expect(unknown.body.error.code).toBe('PRODUCT_NOT_FOUND');
+  expect(await state(id)).toEqual(before);
+});
+
+test('invalid amounts: 422 VALIDATION_ERROR on amount, nothing changed', async () => {
+  const id = await serialProduct(2);
+  const before = await state(id);
+  for (const body of [
+    { amount: 0 },
+    { amount: -1 },
+    { amount: 'x' },
+    { amount: 1.5 },
+    { amount: 1001 },
+    {},
+    { amount: 1, extra: true },
+  ]) {
+    const res = await claim(id, body);
+    expect({ body, status: res.status }).toEqual({ body, status: 422 });
+    expect(res.body.error.code).toBe('VALIDATION_ERROR');
+    const fields = (res.body.error.details as { field: string }[]).map((d) => d.field);
+    expect(fields.some((f) => f === 'amount' || f === 'extra')).toBe(true);
+  }
+  expect(await state(id)).toEqual(before);
+  const { count } = (
+    await sql<{
+      count: string;
+    }>`select count(*)::text as count from product_serials where status = 'claimed' and product_id = ${id}`.execute(
+      t.db,
+    )
+  ).rows[0]!;
+  expect(count).toBe('0');
+});
+
+test('a key without products.write: 403, nothing changed', async () => {
+  const id = await serialProduct(1);
+  const before = await state(id);
+  const { key } = await t.createKey(shopA, ['products.read']);
+  const res = await claim(id, { amount: 1 }, key);
+  expect(res.status).toBe(403);
+  expect(await state(id)).toEqual(before);
+});

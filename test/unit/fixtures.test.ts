@@ -1,0 +1,71 @@
+// The fixture format of `cli seed`: serials and customers are validated (schema and cross-field rules) before
+// anything is written.
+import { FixtureError, parseFixtures } from '../../src/domain/fixtures';
+
+const bad = (value: unknown) => () => parseFixtures(value);
+
+test('accepts serials on a SERIALS product and customers with an affiliate and a referral', () => {
+  expect(() =>
+    parseFixtures({
+      products: [{ title: 'Keys', type: 'SERIALS', price: '1.00', serials: ['A', 'B'], stock: 2 }],
+      customers: [
+        {
+          email: 'ada@example.com',
+          country: 'GB',
+          total_spent: '1.5',
+          affiliate: { code: 'ADA', commission_percent: '12.5' },
+        },
+        { email: 'bob@example.com', referred_by: 'ADA@example.com' },
+      ],
+    }),
+  ).not.toThrow();
+});
+
+test.each([
+  [
+    'serials on a non-SERIALS product',
+    { products: [{ title: 'F', type: 'FILE', price: '1', serials: ['A'] }] },
+    /type/,
+  ],
+  ['serials without a type', { products: [{ title: 'F', price: '1', serials: ['A'] }] }, /type/],
+  [
+    'duplicate serials',
+    { products: [{ title: 'K', type: 'SERIALS', price: '1', serials: ['A', 'A'] }] },
+    /duplicate|identical/,
+  ],
+  ['empty serial', { products: [{ title: 'K', type: 'SERIALS', price: '1', serials: [''] }] }, /serials\/0/],
+  [
+    'stock not the serial count',
+    { products: [{ title: 'K', type: 'SERIALS', price: '1', serials: ['A'], stock: 5 }] },
+    /stock must equal/,
+  ],
+  ['customer without email', { customers: [{ name: 'x' }] }, /email/],
+  ['bad email', { customers: [{ email: 'nope' }] }, /email/],
+  ['bad country', { customers: [{ email: 'a@b.co', country: 'usa' }] }, /country/],
+  ['unknown customer field', { customers: [{ email: 'a@b.co', password: 'x' }] }, /additional/],
+  ['duplicate email (any case)', { customers: [{ email: 'a@b.co' }, { email: 'A@b.co' }] }, /duplicates/],
+  [
+    'duplicate affiliate code',
+    {
+      customers: [
+        { email: 'a@b.co', affiliate: { code: 'X' } },
+        { email: 'c@d.co', affiliate: { code: 'X' } },
+      ],
+    },
+    /used twice/,
+  ],
+  ['referred_by unknown', { customers: [{ email: 'a@b.co', referred_by: 'z@b.co' }] }, /names no customer/],
+  [
+    'referred_by not an affiliate',
+    { customers: [{ email: 'a@b.co' }, { email: 'c@d.co', referred_by: 'a@b.co' }] },
+    /not an affiliate/,
+  ],
+  [
+    'commission over 100',
+    { customers: [{ email: 'a@b.co', affiliate: { code: 'X', commission_percent: '101' } }] },
+    /commission_percent/,
+  ],
+])('rejects %s', (_name, value, message) => {
+  expect(bad(value)).toThrow(FixtureError);
+  expect(bad(value)).toThrow(message);
+});
