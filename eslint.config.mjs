@@ -3,6 +3,10 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   { ignores: ['node_modules', 'dist', 'data', 'coverage', 'src/generated'] },
+  {
+    files: ['**/*.js'],
+    languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } },
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

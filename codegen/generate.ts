@@ -28,11 +28,20 @@ function operationTable(doc: ReturnType<typeof loadSpec>): string {
       if (!op.operationId) throw new Error(`${method.toUpperCase()} ${path} has no operationId`);
       if (rows[op.operationId]) throw new Error(`operationId ${op.operationId} is used twice`);
       const scopes = new Set<string>();
-      for (const req of op.security ?? doc.security ?? []) for (const list of Object.values(req)) for (const s of list as string[]) scopes.add(s);
-      rows[op.operationId] = { method, path, scopes: [...scopes].sort(), tag: op.tags?.[0] ?? 'default', hasBody: !!op.requestBody };
+      for (const req of op.security ?? doc.security ?? [])
+        for (const list of Object.values(req)) for (const s of list as string[]) scopes.add(s);
+      rows[op.operationId] = {
+        method,
+        path,
+        scopes: [...scopes].sort(),
+        tag: op.tags?.[0] ?? 'default',
+        hasBody: !!op.requestBody,
+      };
     }
   }
-  const sorted = Object.keys(rows).sort().map((id) => `  ${id}: ${JSON.stringify(rows[id])},`);
+  const sorted = Object.keys(rows)
+    .sort()
+    .map((id) => `  ${id}: ${JSON.stringify(rows[id])},`);
   return `${banner}
 export const operations = {
 ${sorted.join('\n')}

@@ -46,7 +46,16 @@ async function run(argv: string[], database: () => Promise<DatabaseHandle>): Pro
     },
   });
   const command = positionals.join(' ');
-  const known = ['shop create', 'shop suspend', 'shop activate', 'key create', 'key revoke', 'key list', 'seed', 'demo'];
+  const known = [
+    'shop create',
+    'shop suspend',
+    'shop activate',
+    'key create',
+    'key revoke',
+    'key list',
+    'seed',
+    'demo',
+  ];
   if (!known.includes(command)) throw new UsageError(command ? `Unknown command "${command}"` : 'No command given');
 
   // Read and check arguments before touching the database, so a typo never opens (or locks) it.
@@ -67,17 +76,31 @@ async function run(argv: string[], database: () => Promise<DatabaseHandle>): Pro
     await migrateToLatest(db);
     switch (command) {
       case 'shop create': {
-        const shop = await admin.createShop(db, { name: required(values, 'name'), plan: values.plan, currency: values.currency });
-        return { json: { id: shop.id }, text: `Created shop ${shop.id} (${shop.name}, ${shop.plan}, ${shop.currency})` };
+        const shop = await admin.createShop(db, {
+          name: required(values, 'name'),
+          plan: values.plan,
+          currency: values.currency,
+        });
+        return {
+          json: { id: shop.id },
+          text: `Created shop ${shop.id} (${shop.name}, ${shop.plan}, ${shop.currency})`,
+        };
       }
       case 'shop suspend':
       case 'shop activate': {
-        const shop = await admin.setShopStatus(db, required(values, 'id'), command === 'shop suspend' ? 'suspended' : 'active');
+        const shop = await admin.setShopStatus(
+          db,
+          required(values, 'id'),
+          command === 'shop suspend' ? 'suspended' : 'active',
+        );
         return { json: { id: shop.id, status: shop.status }, text: `Shop ${shop.id} is ${shop.status}` };
       }
       case 'key create': {
         const key = await admin.createApiKey(db, { shopId: required(values, 'shop'), scopes, name: values.name });
-        return { json: { id: key.id, key: key.key }, text: `Created key ${key.id} with scopes ${key.scopes.join(' ')}\n${key.key}\n(shown only now: store it safely)` };
+        return {
+          json: { id: key.id, key: key.key },
+          text: `Created key ${key.id} with scopes ${key.scopes.join(' ')}\n${key.key}\n(shown only now: store it safely)`,
+        };
       }
       case 'key revoke': {
         const r = await admin.revokeApiKey(db, required(values, 'id'));
@@ -85,11 +108,20 @@ async function run(argv: string[], database: () => Promise<DatabaseHandle>): Pro
       }
       case 'key list': {
         const keys = await admin.listApiKeys(db, required(values, 'shop'));
-        return { json: keys, text: keys.map((k) => `${k.id}  ${k.prefix}…  ${k.scopes.join(' ')}  ${k.revoked_at ? 'revoked' : 'live'}`).join('\n') || '(no keys)' };
+        return {
+          json: keys,
+          text:
+            keys
+              .map((k) => `${k.id}  ${k.prefix}…  ${k.scopes.join(' ')}  ${k.revoked_at ? 'revoked' : 'live'}`)
+              .join('\n') || '(no keys)',
+        };
       }
       case 'seed': {
         const created = await admin.seedShop(db, required(values, 'shop'), fixtures);
-        return { json: created, text: `Created ${created.products.length} products, ${created.variants.length} variants` };
+        return {
+          json: created,
+          text: `Created ${created.products.length} products, ${created.variants.length} variants`,
+        };
       }
       default: {
         const demo = await admin.createDemo(db);
@@ -109,7 +141,13 @@ async function main(): Promise<void> {
     const out = await run(argv, () => openDatabase(config));
     console.log(json ? JSON.stringify(out.json) : out.text);
   } catch (err) {
-    const known = err instanceof UsageError || err instanceof admin.AdminError || err instanceof FixtureError || err instanceof DatabaseBusyError || err instanceof ConfigError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
+    const known =
+      err instanceof UsageError ||
+      err instanceof admin.AdminError ||
+      err instanceof FixtureError ||
+      err instanceof DatabaseBusyError ||
+      err instanceof ConfigError ||
+      (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
     const message = known ? (err as Error).message : `Unexpected failure: ${(err as Error).message}`;
     if (json) console.log(JSON.stringify({ error: { message } }));
     else console.error(`${message}${err instanceof UsageError ? `\n\n${usage}` : ''}`);

@@ -17,12 +17,28 @@ export function bearerToken(header: string | undefined): string | undefined {
 }
 
 /** Returns the credential and its shop, or undefined when the header holds no live credential. */
-export async function authenticate(db: Kysely<Database>, authorization: string | undefined): Promise<AuthContext | undefined> {
+export async function authenticate(
+  db: Kysely<Database>,
+  authorization: string | undefined,
+): Promise<AuthContext | undefined> {
   const token = bearerToken(authorization);
   if (!token || !looksLikeCredential(token)) return undefined;
   const found = await liveCredentialWithShopByHash(db, hashCredential(token));
   if (!found) return undefined;
-  // Best effort: a failed last-used stamp must not fail the request.
-  touchCredential(db, found.credential.id).catch(() => undefined);
+  stampLastUsed(db, found.credential.id);
   return found;
+}
+
+// last_used_at is minute-grained: each process writes it at most once a minute per credential, so a busy key
+// costs no extra database round trip per request.
+const lastStamped = new Map<string, number>();
+const stampIntervalMs = 60_000;
+
+function stampLastUsed(db: Kysely<Database>, credentialId: string): void {
+  const now = Date.now();
+  if (now - (lastStamped.get(credentialId) ?? 0) < stampIntervalMs) return;
+  if (lastStamped.size > 100_000) lastStamped.clear();
+  lastStamped.set(credentialId, now);
+  // Best effort: a failed last-used stamp must not fail the request.
+  touchCredential(db, credentialId).catch(() => undefined);
 }

@@ -28,7 +28,9 @@ export const readBody: RequestHandler = (req, res, next) => {
     }
     if (e.type === 'request.aborted' || e.code === 'ECONNABORTED') return next(err);
     // Malformed multipart, bad encoding: the body cannot be read.
-    return next(new ValidationError([{ field: 'body', message: 'the body could not be read' }], 'The request body is malformed.'));
+    return next(
+      new ValidationError([{ field: 'body', message: 'the body could not be read' }], 'The request body is malformed.'),
+    );
   });
 };
 
@@ -47,7 +49,10 @@ function parseJson(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch (err) {
-    throw new ValidationError([{ field: 'body', message: `is not valid JSON: ${(err as Error).message}` }], 'The request body is not valid JSON.');
+    throw new ValidationError(
+      [{ field: 'body', message: `is not valid JSON: ${(err as Error).message}` }],
+      'The request body is not valid JSON.',
+    );
   }
 }
 
@@ -79,5 +84,8 @@ export function bodyValue(req: express.Request, schema: BodySchema | undefined):
   if (type === 'application/json' || type === 'text/plain' || /^application\/[a-z0-9.+-]+\+json$/.test(type)) {
     return parseJson(bytes.toString('utf8'));
   }
-  throw new ApiError('UNSUPPORTED_MEDIA_TYPE', `The media type "${type || '(none)'}" is not accepted; send application/json, multipart/form-data or text/plain.`);
+  throw new ApiError(
+    'UNSUPPORTED_MEDIA_TYPE',
+    `The media type "${type || '(none)'}" is not accepted; send application/json, multipart/form-data or text/plain.`,
+  );
 }

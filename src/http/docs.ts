@@ -18,7 +18,10 @@ dt{font-weight:600;margin-top:1.2rem;font-family:ui-monospace,monospace}code{bac
 
 function errorsPage(): string {
   const items = Object.entries(errorCatalog)
-    .map(([code, e]) => `<dt id="${escapeHtml(code)}">${escapeHtml(code)} <small>HTTP ${e.status}</small></dt><dd>${escapeHtml(e.doc)}</dd>`)
+    .map(
+      ([code, e]) =>
+        `<dt id="${escapeHtml(code)}">${escapeHtml(code)} <small>HTTP ${e.status}</small></dt><dd>${escapeHtml(e.doc)}</dd>`,
+    )
     .join('\n');
   return page(
     'Errors · Merchant Developer API',

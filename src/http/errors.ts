@@ -4,12 +4,28 @@ import type { Response } from 'express';
 import { ApiError, DatabaseUnavailableError } from '../errors';
 import type { Logger } from '../logger';
 
-const connectionErrorCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006']);
+const connectionErrorCodes = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  '57P01',
+  '57P02',
+  '57P03',
+  '08000',
+  '08001',
+  '08003',
+  '08004',
+  '08006',
+]);
 
 function isDatabaseUnavailable(err: unknown): boolean {
   const e = err as { code?: string; message?: string };
   if (e?.code && connectionErrorCodes.has(e.code)) return true;
-  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(e?.message ?? '');
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(
+    e?.message ?? '',
+  );
 }
 
 export function toApiError(err: unknown): ApiError | undefined {
@@ -39,7 +55,11 @@ export function sendError(res: Response, err: unknown, publicUrl: string, logger
     });
     apiError = new ApiError('INTERNAL_ERROR');
   } else if (apiError.status >= 500) {
-    logger.warn('service error', { request_id: res.locals.requestId, code: apiError.code, cause: (err as Error)?.message });
+    logger.warn('service error', {
+      request_id: res.locals.requestId,
+      code: apiError.code,
+      cause: (err as Error)?.message,
+    });
   }
   if (res.headersSent) {
     res.end();

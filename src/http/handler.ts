@@ -18,7 +18,9 @@ export interface Services {
 type Part<Id extends OperationId, K extends 'path' | 'query'> = Ops[Id] extends { parameters: { [P in K]?: infer T } }
   ? NonNullable<T>
   : Record<string, never>;
-type BodyOf<Id extends OperationId> = Ops[Id] extends { requestBody?: { content: { 'application/json': infer B } } } ? B : undefined;
+type BodyOf<Id extends OperationId> = Ops[Id] extends { requestBody?: { content: { 'application/json': infer B } } }
+  ? B
+  : undefined;
 
 export interface OperationContext<Id extends OperationId = OperationId> {
   operationId: Id;
@@ -39,6 +41,8 @@ export type OperationResult =
   | { status?: number; page: Page<unknown>; headers?: Record<string, string> }
   | { status?: number; raw: unknown; headers?: Record<string, string> };
 
-export type OperationHandler<Id extends OperationId = OperationId> = (ctx: OperationContext<Id>) => Promise<OperationResult>;
+export type OperationHandler<Id extends OperationId = OperationId> = (
+  ctx: OperationContext<Id>,
+) => Promise<OperationResult>;
 
 export type HandlerMap = { [Id in OperationId]: OperationHandler<Id> };

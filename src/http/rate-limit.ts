@@ -2,7 +2,14 @@
 // Counters live in Redis when REDIS_URL is set so every process shares them; while Redis is down each process
 // counts in memory, so limiting degrades but requests never fail or wait on Redis.
 import type { NextFunction, Request, Response } from 'express';
-import { ipKeyGenerator, MemoryStore, rateLimit, type ClientRateLimitInfo, type Options, type Store } from 'express-rate-limit';
+import {
+  ipKeyGenerator,
+  MemoryStore,
+  rateLimit,
+  type ClientRateLimitInfo,
+  type Options,
+  type Store,
+} from 'express-rate-limit';
 import { RedisStore } from 'rate-limit-redis';
 import type { Config, Plan } from '../config';
 import { ApiError } from '../errors';
@@ -85,16 +92,29 @@ export interface RateLimiter {
 
 function limited(_req: Request, res: Response, next: NextFunction): void {
   const retry = res.getHeader('Retry-After');
-  next(new ApiError('RATE_LIMITED', 'Too many requests; wait for Retry-After seconds.', { headers: { 'Retry-After': String(retry ?? 60) } }));
+  next(
+    new ApiError('RATE_LIMITED', 'Too many requests; wait for Retry-After seconds.', {
+      headers: { 'Retry-After': String(retry ?? 60) },
+    }),
+  );
 }
 
-function run(middleware: (req: Request, res: Response, next: NextFunction) => unknown, req: Request, res: Response): Promise<void> {
+function run(
+  middleware: (req: Request, res: Response, next: NextFunction) => unknown,
+  req: Request,
+  res: Response,
+): Promise<void> {
   return new Promise((resolve, reject) => {
     void middleware(req, res, (err?: unknown) => (err ? reject(err) : resolve()));
   });
 }
 
-export function createRateLimiter(config: Config, logger: Logger, redis: RedisClient | undefined, prefix = 'rl:'): RateLimiter {
+export function createRateLimiter(
+  config: Config,
+  logger: Logger,
+  redis: RedisClient | undefined,
+  prefix = 'rl:',
+): RateLimiter {
   const common = {
     windowMs: rateLimitWindowMs,
     legacyHeaders: true, // X-RateLimit-Limit / -Remaining / -Reset (Unix seconds), as the contract says

@@ -4,7 +4,10 @@ import type { ErrorObject } from 'ajv';
 import type { ErrorDetail } from '../errors';
 
 function fieldPath(instancePath: string, extra?: string): string {
-  const parts = instancePath.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const parts = instancePath
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
   if (extra !== undefined) parts.push(extra);
   const [where, ...rest] = parts;
   let path = where === 'requestBody' ? '' : where === 'header' ? 'header' : (where ?? '');
@@ -19,14 +22,21 @@ export function validationDetails(errors: ErrorObject[]): ErrorDetail[] {
     let detail: ErrorDetail;
     if (e.keyword === 'required') {
       const missing = (e.params as { missingProperty: string }).missingProperty;
-      detail = missing === 'requestBody'
-        ? { field: 'body', message: 'a request body is required' }
-        : { field: fieldPath(e.instancePath, missing), message: 'is required' };
+      detail =
+        missing === 'requestBody'
+          ? { field: 'body', message: 'a request body is required' }
+          : { field: fieldPath(e.instancePath, missing), message: 'is required' };
     } else if (e.keyword === 'additionalProperties' || e.keyword === 'unevaluatedProperties') {
-      const extra = (e.params as { additionalProperty?: string; unevaluatedProperty?: string });
-      detail = { field: fieldPath(e.instancePath, extra.additionalProperty ?? extra.unevaluatedProperty), message: 'is not a known field' };
+      const extra = e.params as { additionalProperty?: string; unevaluatedProperty?: string };
+      detail = {
+        field: fieldPath(e.instancePath, extra.additionalProperty ?? extra.unevaluatedProperty),
+        message: 'is not a known field',
+      };
     } else if (e.keyword === 'enum') {
-      detail = { field: fieldPath(e.instancePath), message: `must be one of: ${(e.params as { allowedValues: unknown[] }).allowedValues.join(', ')}` };
+      detail = {
+        field: fieldPath(e.instancePath),
+        message: `must be one of: ${(e.params as { allowedValues: unknown[] }).allowedValues.join(', ')}`,
+      };
     } else if (e.keyword === 'parse') {
       detail = { field: fieldPath(e.instancePath), message: e.message ?? 'is not valid JSON' };
     } else {

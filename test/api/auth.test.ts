@@ -11,7 +11,11 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-function expectError(res: { status: number; body: any; headers: Record<string, unknown> }, status: number, code: string) {
+function expectError(
+  res: { status: number; body: any; headers: Record<string, unknown> },
+  status: number,
+  code: string,
+) {
   expect(res.status).toBe(status);
   expect(res.body.error.code).toBe(code);
   expect(res.body.error.doc_url).toBe(`http://api.test/docs/errors#${code}`);

@@ -58,7 +58,11 @@ async function openDb(): Promise<DatabaseHandle> {
 async function withApp(fn: (http: ReturnType<typeof contractClient>) => Promise<void>): Promise<void> {
   const handle = await openDb();
   try {
-    const app = await createApp({ db: handle.db, config: loadConfig({ PUBLIC_URL: 'http://api.test' }), logger: memoryLogger().logger });
+    const app = await createApp({
+      db: handle.db,
+      config: loadConfig({ PUBLIC_URL: 'http://api.test' }),
+      logger: memoryLogger().logger,
+    });
     await fn(contractClient(app));
   } finally {
     await handle.close();
@@ -69,7 +73,16 @@ test('shop create, key create, the key works, key list, key revoke, the key stop
   const shop = await cli('shop', 'create', '--name', 'CLI Shop', '--plan', 'pro', '--currency', 'eur');
   expect(shop.code).toBe(0);
   expect(shop.json.id).toMatch(/^shop_/);
-  const key = await cli('key', 'create', '--shop', shop.json.id, '--scopes', 'products.read orders.read', '--name', 'ci');
+  const key = await cli(
+    'key',
+    'create',
+    '--shop',
+    shop.json.id,
+    '--scopes',
+    'products.read orders.read',
+    '--name',
+    'ci',
+  );
   expect(key.code).toBe(0);
   expect(key.json.key).toMatch(/^mdk_[A-Za-z0-9_-]{43}$/);
 
@@ -80,7 +93,9 @@ test('shop create, key create, the key works, key list, key revoke, the key stop
   });
 
   const list = await cli('key', 'list', '--shop', shop.json.id);
-  expect(list.json).toEqual([expect.objectContaining({ id: key.json.id, scopes: ['products.read', 'orders.read'], revoked_at: null })]);
+  expect(list.json).toEqual([
+    expect.objectContaining({ id: key.json.id, scopes: ['products.read', 'orders.read'], revoked_at: null }),
+  ]);
   expect(JSON.stringify(list.json)).not.toContain(key.json.key); // shown once, never again
 
   expect((await cli('key', 'revoke', '--id', key.json.id)).code).toBe(0);
@@ -95,7 +110,15 @@ test('shop create, key create, the key works, key list, key revoke, the key stop
 test('seed: a valid file creates products; an invalid one is refused with a clear error and writes nothing', async () => {
   const shop = await cli('shop', 'create', '--name', 'Seeded');
   const good = join(dir, 'good.json');
-  writeFileSync(good, JSON.stringify({ products: [{ title: 'A', price: '1.50', variants: [{ title: 'V', price: '2.00' }] }, { title: 'B', price: '3' }] }));
+  writeFileSync(
+    good,
+    JSON.stringify({
+      products: [
+        { title: 'A', price: '1.50', variants: [{ title: 'V', price: '2.00' }] },
+        { title: 'B', price: '3' },
+      ],
+    }),
+  );
   const seeded = await cli('seed', '--shop', shop.json.id, '--file', good);
   expect(seeded.code).toBe(0);
   expect(seeded.json.products).toHaveLength(2);
@@ -134,14 +157,17 @@ test('demo prints a full-access key that works', async () => {
   });
 });
 
-(process.env.DATABASE_URL ? test.skip : test)('the embedded database refuses a second process instead of corrupting it', async () => {
-  const holder = await openDb();
-  try {
-    const res = await cli('shop', 'create', '--name', 'Blocked');
-    expect(res.code).toBe(1);
-    expect(res.json.error.message).toMatch(/in use by process \d+/);
-  } finally {
-    await holder.close();
-  }
-  expect((await cli('shop', 'create', '--name', 'After')).code).toBe(0);
-});
+(process.env.DATABASE_URL ? test.skip : test)(
+  'the embedded database refuses a second process instead of corrupting it',
+  async () => {
+    const holder = await openDb();
+    try {
+      const res = await cli('shop', 'create', '--name', 'Blocked');
+      expect(res.code).toBe(1);
+      expect(res.json.error.message).toMatch(/in use by process \d+/);
+    } finally {
+      await holder.close();
+    }
+    expect((await cli('shop', 'create', '--name', 'After')).code).toBe(0);
+  },
+);

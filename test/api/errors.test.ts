@@ -27,18 +27,33 @@ describe('X-Request-Id', () => {
     const res = await t.http.get('/dev/v1/me').set(bearer(key));
     expect(res.headers['x-request-id']).toMatch(uuid);
   });
-  test.each([['too long', 'x'.repeat(129)], ['a space', 'has space'], ['non-ASCII', 'caf\u00e9']])('invalid (%s): replaced by a UUID', async (_why, value) => {
-    const res = await t.http.get('/dev/v1/me').set(bearer(key)).set('X-Request-Id', Buffer.from(value, 'utf8').toString('latin1'));
+  test.each([
+    ['too long', 'x'.repeat(129)],
+    ['a space', 'has space'],
+    ['non-ASCII', 'caf\u00e9'],
+  ])('invalid (%s): replaced by a UUID', async (_why, value) => {
+    const res = await t.http
+      .get('/dev/v1/me')
+      .set(bearer(key))
+      .set('X-Request-Id', Buffer.from(value, 'utf8').toString('latin1'));
     expect(res.headers['x-request-id']).toMatch(uuid);
   });
   test('128 characters is still valid', async () => {
     const value = 'r'.repeat(128);
-    expect((await t.http.get('/dev/v1/me').set(bearer(key)).set('X-Request-Id', value)).headers['x-request-id']).toBe(value);
+    expect((await t.http.get('/dev/v1/me').set(bearer(key)).set('X-Request-Id', value)).headers['x-request-id']).toBe(
+      value,
+    );
   });
   test('the access log line has the request id, operation, status and shop', async () => {
     await t.http.get('/dev/v1/me').set(bearer(key)).set('X-Request-Id', 'log-check-1');
     const line = t.logs.find((l) => l.request_id === 'log-check-1' && l.message === 'request');
-    expect(line).toMatchObject({ method: 'GET', operation_id: 'getAccount', route: 'GET /dev/v1/me', status: 200, shop_id: expect.any(String) });
+    expect(line).toMatchObject({
+      method: 'GET',
+      operation_id: 'getAccount',
+      route: 'GET /dev/v1/me',
+      status: 200,
+      shop_id: expect.any(String),
+    });
     expect(typeof line?.duration_ms).toBe('number');
   });
 });
@@ -57,14 +72,21 @@ describe('422 VALIDATION_ERROR', () => {
   });
   test('malformed JSON: a detail on the body, nothing written', async () => {
     const before = await rowCounts(t.db, ['products', 'product_variants']);
-    const res = await t.http.post(`/dev/v1/products/${productId}/duplicate`).set(bearer(key)).set('Content-Type', 'application/json').send('{"a":');
+    const res = await t.http
+      .post(`/dev/v1/products/${productId}/duplicate`)
+      .set(bearer(key))
+      .set('Content-Type', 'application/json')
+      .send('{"a":');
     expect(res.status).toBe(422);
     expect(res.body.error.details[0].field).toBe('body');
     expect(await rowCounts(t.db, ['products', 'product_variants'])).toEqual(before);
   });
   test('a body on an operation that takes none: 422, nothing written', async () => {
     const before = await rowCounts(t.db, ['products']);
-    const res = await t.http.post(`/dev/v1/products/${productId}/duplicate`).set(bearer(key)).send({ unexpected: true });
+    const res = await t.http
+      .post(`/dev/v1/products/${productId}/duplicate`)
+      .set(bearer(key))
+      .send({ unexpected: true });
     expect(res.status).toBe(422);
     expect(await rowCounts(t.db, ['products'])).toEqual(before);
   });
@@ -95,7 +117,11 @@ describe('routing and bodies', () => {
   });
   test('an unsupported media type: 415, nothing written', async () => {
     const before = await rowCounts(t.db, ['products']);
-    const res = await t.http.post(`/dev/v1/products/${productId}/duplicate`).set(bearer(key)).set('Content-Type', 'application/xml').send('<a/>');
+    const res = await t.http
+      .post(`/dev/v1/products/${productId}/duplicate`)
+      .set(bearer(key))
+      .set('Content-Type', 'application/xml')
+      .send('<a/>');
     expect(res.status).toBe(415);
     expect(res.body.error.code).toBe('UNSUPPORTED_MEDIA_TYPE');
     expect(await rowCounts(t.db, ['products'])).toEqual(before);
@@ -116,7 +142,13 @@ describe('500 INTERNAL_ERROR', () => {
       const { key: k } = await broken.createKey(shop, ['*']);
       const res = await broken.http.get('/dev/v1/me').set(bearer(k)).set('X-Request-Id', 'boom-1');
       expect(res.status).toBe(500);
-      expect(res.body).toEqual({ error: { code: 'INTERNAL_ERROR', message: 'The server failed to process the request.', doc_url: 'http://api.test/docs/errors#INTERNAL_ERROR' } });
+      expect(res.body).toEqual({
+        error: {
+          code: 'INTERNAL_ERROR',
+          message: 'The server failed to process the request.',
+          doc_url: 'http://api.test/docs/errors#INTERNAL_ERROR',
+        },
+      });
       expect(res.text).not.toMatch(/secret_table|SELECT|stack|at /);
       const logged = broken.logs.find((l) => l.message === 'unhandled error' && l.request_id === 'boom-1');
       expect(JSON.stringify(logged)).toContain('secret_table');
@@ -138,7 +170,8 @@ describe('published contract and docs', () => {
     expect(docs.text).not.toMatch(/https?:\/\//); // nothing loaded from another host
     expect((await t.http.get('/docs/redoc.standalone.js')).status).toBe(200);
     const errors = await t.http.get('/docs/errors');
-    for (const code of ['UNAUTHORIZED', 'VALIDATION_ERROR', 'PRODUCT_NOT_FOUND']) expect(errors.text).toContain(`id="${code}"`);
+    for (const code of ['UNAUTHORIZED', 'VALIDATION_ERROR', 'PRODUCT_NOT_FOUND'])
+      expect(errors.text).toContain(`id="${code}"`);
   });
   test('/healthz and /readyz', async () => {
     expect((await t.http.get('/healthz')).body).toEqual({ status: 'ok' });

@@ -60,7 +60,9 @@ test('include_variants=true inlines variant prices', async () => {
 test('pages with a cursor: each product once', async () => {
   const first = await t.http.get('/dev/v1/products?limit=1').set(bearer(keyA));
   expect(first.body.pagination.has_more).toBe(true);
-  const second = await t.http.get(`/dev/v1/products?limit=1&cursor=${encodeURIComponent(first.body.pagination.next_cursor)}`).set(bearer(keyA));
+  const second = await t.http
+    .get(`/dev/v1/products?limit=1&cursor=${encodeURIComponent(first.body.pagination.next_cursor)}`)
+    .set(bearer(keyA));
   expect(second.body.pagination).toEqual({ next_cursor: null, has_more: false });
   expect(second.body.data[0].id).not.toBe(first.body.data[0].id);
 });

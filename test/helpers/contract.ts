@@ -22,7 +22,10 @@ function resolve(obj: any, at: string[]): { value: any; at: string[] } {
   let value = obj;
   let path = at;
   for (let i = 0; value && typeof value.$ref === 'string' && i < 10; i++) {
-    path = (value.$ref as string).replace(/^#\//, '').split('/').map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+    path = (value.$ref as string)
+      .replace(/^#\//, '')
+      .split('/')
+      .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
     value = path.reduce((o: any, k) => o?.[k], spec);
   }
   return { value, at: path };
@@ -60,7 +63,12 @@ export function assertMatchesContract(method: string, url: string, res: Response
   const problems: string[] = [];
   let responseRef: { value: any; at: string[] } | undefined;
   let where = `${method.toUpperCase()} ${path} -> ${res.status}`;
-  const operation = router.matchOperation({ method: method.toLowerCase(), path, headers: {}, query: {} } as never) as any;
+  const operation = router.matchOperation({
+    method: method.toLowerCase(),
+    path,
+    headers: {},
+    query: {},
+  } as never) as any;
   if (operation) {
     const opPath = ['paths', operation.path, operation.method];
     where = `${operation.operationId} -> ${res.status}`;
@@ -85,7 +93,8 @@ export function assertMatchesContract(method: string, url: string, res: Response
       }
       const value = coerceHeader(Array.isArray(raw) ? raw.join(', ') : raw, header.value.schema);
       const validate = validatorAt([...header.at, 'schema']);
-      if (header.value.schema && !validate(value)) problems.push(`header ${name}=${String(raw)}: ${ajv.errorsText(validate.errors)}`);
+      if (header.value.schema && !validate(value))
+        problems.push(`header ${name}=${String(raw)}: ${ajv.errorsText(validate.errors)}`);
     }
     const json = response.content?.['application/json'];
     if (json?.schema) {
@@ -98,6 +107,8 @@ export function assertMatchesContract(method: string, url: string, res: Response
     }
   }
   if (problems.length) {
-    throw new ContractViolation(`Response breaks openapi.yaml (${where}):\n  - ${problems.join('\n  - ')}\n  body: ${JSON.stringify(res.body)?.slice(0, 500)}`);
+    throw new ContractViolation(
+      `Response breaks openapi.yaml (${where}):\n  - ${problems.join('\n  - ')}\n  body: ${JSON.stringify(res.body)?.slice(0, 500)}`,
+    );
   }
 }

@@ -9,7 +9,10 @@ import { databaseUrlFor, snapshotPath, templateDatabaseName, withAdminClient } f
 
 async function preparePostgresTemplate(base: string): Promise<void> {
   const name = templateDatabaseName();
-  const exists = await withAdminClient(base, async (c) => (await c.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])).rowCount);
+  const exists = await withAdminClient(
+    base,
+    async (c) => (await c.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])).rowCount,
+  );
   if (exists) return;
   const building = `mdapi_build_${randomBytes(4).toString('hex')}`;
   await withAdminClient(base, (c) => c.query(`CREATE DATABASE ${building}`));

@@ -69,9 +69,12 @@ export function memoryLogger(): { logger: Logger; logs: Record<string, unknown>[
   return { logger, logs };
 }
 
-export async function startTestApp(options: Partial<Omit<AppOptions, 'db' | 'logger'>> & { env?: NodeJS.ProcessEnv } = {}): Promise<TestApp> {
+export async function startTestApp(
+  options: Partial<Omit<AppOptions, 'db' | 'logger'>> & { env?: NodeJS.ProcessEnv } = {},
+): Promise<TestApp> {
   const database = await createTestDatabase();
-  const config = options.config ?? loadConfig({ PUBLIC_URL: 'http://api.test', REDIS_URL: process.env.REDIS_URL, ...options.env });
+  const config =
+    options.config ?? loadConfig({ PUBLIC_URL: 'http://api.test', REDIS_URL: process.env.REDIS_URL, ...options.env });
   const { logger, logs } = memoryLogger();
   // With REDIS_URL the rate-limit counters live in the real Redis, under a prefix of this file's own.
   const redis = config.redisUrl ? connectRedis(config.redisUrl, logger) : undefined;
@@ -86,7 +89,8 @@ export async function startTestApp(options: Partial<Omit<AppOptions, 'db' | 'log
     logger,
     logs,
     http: contractClient(app),
-    createShop: async (input = {}) => (await admin.createShop(db, { name: input.name ?? 'Test Shop', plan: input.plan, currency: input.currency })).id,
+    createShop: async (input = {}) =>
+      (await admin.createShop(db, { name: input.name ?? 'Test Shop', plan: input.plan, currency: input.currency })).id,
     createKey: async (shopId, scopes, name) => admin.createApiKey(db, { shopId, scopes, name }),
     seed: async (shopId, fixtures) => {
       const shop = await shopById(db, shopId);

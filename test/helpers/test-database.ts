@@ -20,7 +20,8 @@ export function migrationsHash(): string {
 // global-setup.ts fixes these names in the environment for the whole run (workers inherit it), so a migration
 // edited during a run cannot point a test file at a template that was never built.
 export const templateDatabaseName = () => process.env.MDAPI_TEST_TEMPLATE ?? `mdapi_tpl_${migrationsHash()}`;
-export const snapshotPath = () => process.env.MDAPI_TEST_SNAPSHOT ?? join(tmpdir(), `mdapi-pglite-${migrationsHash()}.tar.gz`);
+export const snapshotPath = () =>
+  process.env.MDAPI_TEST_SNAPSHOT ?? join(tmpdir(), `mdapi-pglite-${migrationsHash()}.tar.gz`);
 
 export function databaseUrlFor(base: string, database: string): string {
   const url = new URL(base);

@@ -1,0 +1,123 @@
+// `npm run bench`: throughput of an authenticated cursor list through the whole stack against a bare express
+// route doing the same work (credential look-up + one keyset page of 50 + its variants) in the same run, then the
+// idempotency latency benchmark. Runs on PostgreSQL when DATABASE_URL is set (the meaningful setting), else PGlite.
+// Prints a table; asserts nothing (these machines are shared and noisy: read the ratio, not the absolute numbers).
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import autocannon from 'autocannon';
+import express from 'express';
+import { sql } from 'kysely';
+import { createApp } from '../../src/app';
+import { hashCredential, bearerTokenOf } from './bench-auth';
+import { loadConfig } from '../../src/config';
+import * as admin from '../../src/domain/admin';
+import { seedFixtures } from '../../src/domain/fixtures';
+import { createLogger } from '../../src/logger';
+import { shopById } from '../../db/queries/shops';
+import globalSetup from '../helpers/global-setup';
+import { createTestDatabase } from '../helpers/test-database';
+import { benchIdempotency } from './idempotency';
+
+const seconds = Number(process.env.BENCH_SECONDS ?? 10);
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
+
+function listen(handler: Parameters<typeof createServer>[1]): Promise<{ server: Server; url: string }> {
+  const server = createServer(handler);
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () =>
+      resolve({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }),
+    ),
+  );
+}
+
+async function load(url: string, key: string) {
+  await autocannon({ url, connections, duration: 2, headers: { authorization: `Bearer ${key}` } }); // warm-up
+  const r = await autocannon({ url, connections, duration: seconds, headers: { authorization: `Bearer ${key}` } });
+  if (r.non2xx > 0 || r.errors > 0) throw new Error(`${url}: ${r.non2xx} non-2xx, ${r.errors} errors`);
+  return { rps: Math.round(r.requests.average), p50: r.latency.p50, p99: r.latency.p99 };
+}
+
+async function main(): Promise<void> {
+  await globalSetup();
+  const database = await createTestDatabase();
+  const { db } = database;
+  try {
+    const config = loadConfig({
+      LOG_LEVEL: 'silent',
+      RATE_LIMIT_BUSINESS: '1000000',
+      SEED_DEMO: 'false',
+      PUBLIC_URL: 'http://bench',
+    });
+    const shop = await admin.createShop(db, { name: 'Bench', plan: 'business' });
+    const { key } = await admin.createApiKey(db, { shopId: shop.id, scopes: ['products.read'] });
+    const row = await shopById(db, shop.id);
+    for (let i = 0; i < 10; i++) {
+      await db.transaction().execute((trx) =>
+        seedFixtures(trx, row!, {
+          products: Array.from({ length: 100 }, (_, j) => ({
+            title: `P${i}-${j}`,
+            price: '9.99',
+            variants: j % 4 === 0 ? [{ title: 'V', price: '1.00' }] : [],
+          })),
+        }),
+      );
+    }
+
+    const app = await createApp({ db, config, logger: createLogger('silent') });
+    const full = await listen(app);
+
+    // The baseline: the same work with nothing around it (no routing by spec, validation, envelope, limits).
+    const bare = express();
+    bare.get('/products', async (req, res) => {
+      const token = bearerTokenOf(req.headers.authorization);
+      const auth = await sql<{ shop_id: string }>`select c.shop_id from credentials c join shops s on s.id = c.shop_id
+        where c.token_hash = ${hashCredential(token)} and c.revoked_at is null`.execute(db);
+      const shopId = auth.rows[0]?.shop_id;
+      if (!shopId) return void res.status(401).end();
+      const rows = await sql<{
+        id: string;
+      }>`select *, created_at::text as cursor_ts from products where shop_id = ${shopId}
+        order by created_at desc, id desc limit 51`.execute(db);
+      const ids = rows.rows.slice(0, 50).map((r) => r.id);
+      const variants = await sql`select * from product_variants where shop_id = ${shopId} and product_id = any(${ids})
+        order by product_id, sort_priority, id`.execute(db);
+      res.json({ data: rows.rows.slice(0, 50), variants: variants.rows });
+    });
+    const baseline = await listen(bare);
+
+    const results = {
+      baseline: await load(`${baseline.url}/products`, key),
+      full: await load(`${full.url}/dev/v1/products?limit=50`, key),
+    };
+    full.server.close();
+    baseline.server.close();
+
+    const idem = await benchIdempotency({ n: 200 });
+    console.log(
+      `\nDatabase: ${database.kind}; ${connections} connections, ${seconds} s per run; 1,000 products, pages of 50\n`,
+    );
+    console.log('| scenario | req/s | p50 ms | p99 ms |');
+    console.log('|---|---|---|---|');
+    console.log(
+      `| bare express + auth + keyset page (baseline) | ${results.baseline.rps} | ${results.baseline.p50} | ${results.baseline.p99} |`,
+    );
+    console.log(
+      `| GET /dev/v1/products?limit=50, whole stack | ${results.full.rps} | ${results.full.p50} | ${results.full.p99} |`,
+    );
+    console.log(`\nwhole stack / baseline: ${(results.full.rps / results.baseline.rps).toFixed(2)}x (target >= 0.9x)`);
+    console.log(`\nIdempotent POST /products/{id}/duplicate (${idem.database}, sequential, n=${idem.original.n}):`);
+    console.log('| request | p50 ms | p95 ms | mean ms |');
+    console.log('|---|---|---|---|');
+    console.log(
+      `| original (fresh key) | ${idem.original.p50_ms} | ${idem.original.p95_ms} | ${idem.original.mean_ms} |`,
+    );
+    console.log(`| replay (same key) | ${idem.replay.p50_ms} | ${idem.replay.p95_ms} | ${idem.replay.mean_ms} |`);
+  } finally {
+    await database.close();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
