@@ -120,7 +120,7 @@ async function run(argv: string[], database: () => Promise<DatabaseHandle>): Pro
         const created = await admin.seedShop(db, required(values, 'shop'), fixtures);
         return {
           json: created,
-          text: `Created ${created.products.length} products, ${created.variants.length} variants`,
+          text: `Created ${created.products.length} products, ${created.variants.length} variants, ${created.serials} serials, ${created.customers.length} customers`,
         };
       }
       default: {

@@ -3,7 +3,8 @@
 import { randomUUID } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
 
-export type IdPrefix = 'shop' | 'key' | 'prod' | 'var' | 'ser' | 'cus' | 'ord' | 'item' | 'pay' | 'evt' | 'whk' | 'req';
+export type IdPrefix =
+  'shop' | 'key' | 'prod' | 'var' | 'ser' | 'cus' | 'wal' | 'ord' | 'item' | 'pay' | 'evt' | 'whk' | 'req';
 
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${uuidv7().replace(/-/g, '')}`;

@@ -97,7 +97,7 @@ export function newCustomerRow(shop: { id: string; currency: string }, input: Ne
     total_spent: input.total_spent ?? '0',
     total_orders: input.total_orders ?? 0,
     blacklisted: input.blacklisted ?? false,
-    wallet_id: `wal_${newId('cus').slice('cus_'.length)}`,
+    wallet_id: newId('wal'),
     wallet_currency: shop.currency,
     wallet_balance: input.wallet_balance ?? '0',
     is_affiliate: a !== undefined,

@@ -9559,10 +9559,10 @@ export interface operations {
                      *         "remaining_stock": 41,
                      *         "serials": [
                      *           {
-                     *             "id": "obj_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
+                     *             "id": "ser_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
                      *             "serial": "SER-4F7A-91BC-22DE",
-                     *             "variant_id": "var_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
-                     *             "variant_title": "Yearly",
+                     *             "variant_id": null,
+                     *             "variant_title": null,
                      *             "created_at": "2026-11-22T03:10:00Z"
                      *           }
                      *         ]

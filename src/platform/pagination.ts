@@ -23,7 +23,7 @@ export interface KeysetRow {
 function pageSize(limit: number | undefined): number {
   if (limit === undefined) return defaultPageSize;
   if (!Number.isInteger(limit) || limit < 1 || limit > maxPageSize) {
-    throw new ValidationError([{ field: 'limit', message: `must be an integer from 1 to ${maxPageSize}` }]);
+    throw new ValidationError([{ field: 'query.limit', message: `must be an integer from 1 to ${maxPageSize}` }]);
   }
   return limit;
 }

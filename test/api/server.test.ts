@@ -1,0 +1,86 @@
+// The real process (`src/server.ts` under tsx, as `npm start` runs it): first start creates the demo shop and
+// prints its key, and SIGTERM lets an in-flight request finish before the process exits 0.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createTestDatabase, withAdminClient, type TestDatabase } from '../helpers/test-database';
+
+const root = join(__dirname, '..', '..');
+let dir: string;
+let pg: TestDatabase | undefined;
+let child: ChildProcess | undefined;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'mdapi-server-'));
+  if (process.env.DATABASE_URL) {
+    pg = await createTestDatabase();
+    await pg.db.destroy();
+  }
+});
+afterAll(async () => {
+  child?.kill('SIGKILL');
+  if (pg?.url) {
+    const name = new URL(pg.url).pathname.slice(1);
+    await withAdminClient(process.env.DATABASE_URL!, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+  }
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function start(): Promise<{ port: number; key: string; output: () => string }> {
+  const env = {
+    ...process.env,
+    PORT: '0',
+    LOG_LEVEL: 'info',
+    DATABASE_URL: pg?.url ?? '',
+    DATA_DIR: join(dir, 'pglite'),
+    REDIS_URL: '',
+  };
+  child = spawn(join(root, 'node_modules', '.bin', 'tsx'), [join(root, 'src', 'server.ts')], { env, cwd: root });
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 30_000);
+    const check = setInterval(() => {
+      const port = /listening on http:\/\/localhost:(\d+)/.exec(out)?.[1];
+      const key = /(mdk_[A-Za-z0-9_-]{43})/.exec(out)?.[1];
+      if (port && key) {
+        clearInterval(check);
+        clearTimeout(timer);
+        resolve({ port: Number(port), key, output: () => out });
+      }
+    }, 50);
+  });
+}
+
+test('first start prints a working demo key; SIGTERM drains the in-flight request, then exits 0', async () => {
+  const { port, key, output } = await start();
+  const me = await fetch(`http://127.0.0.1:${port}/dev/v1/me`, { headers: { authorization: `Bearer ${key}` } });
+  expect(me.status).toBe(200);
+  expect(((await me.json()) as { data: { name: string } }).data.name).toBe('Demo Shop');
+  expect(output()).toContain(`/docs`);
+
+  // A request whose body has not fully arrived is in flight when SIGTERM comes.
+  const socket = connect(port, '127.0.0.1');
+  await new Promise((r) => socket.once('connect', r));
+  let response = '';
+  socket.on('data', (d) => (response += d.toString()));
+  socket.write(
+    `POST /dev/v1/products/prod_missing/duplicate HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n` +
+      'Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{',
+  );
+  await new Promise((r) => setTimeout(r, 300));
+  const exited = new Promise<number | null>((r) => child!.once('exit', (code) => r(code)));
+  child!.kill('SIGTERM');
+  await new Promise((r) => setTimeout(r, 500));
+  expect(child!.exitCode).toBeNull(); // still draining
+  socket.end('}');
+  expect(await exited).toBe(0);
+  expect(response).toMatch(/^HTTP\/1\.1 404/);
+  expect(response).toContain('PRODUCT_NOT_FOUND');
+  expect(output()).toContain('"message":"stopped"');
+  // New connections are refused once it stopped.
+  await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
+});
