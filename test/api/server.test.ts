@@ -76,8 +76,10 @@ test('first start prints a working demo key; SIGTERM drains the in-flight reques
   child!.kill('SIGTERM');
   await new Promise((r) => setTimeout(r, 500));
   expect(child!.exitCode).toBeNull(); // still draining
-  socket.end('}');
+  const closed = new Promise((r) => socket.once('close', r));
+  socket.write('}'); // the last body byte; no FIN, a real client waits for its answer
   expect(await exited).toBe(0);
+  await closed; // the child's exit may be seen before the last bytes it sent
   expect(response).toMatch(/^HTTP\/1\.1 404/);
   expect(response).toContain('PRODUCT_NOT_FOUND');
   expect(output()).toContain('"message":"stopped"');
