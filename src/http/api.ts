@@ -15,6 +15,7 @@ import { operations, type OperationId } from '../generated/operations';
 import { Idempotency, renderResult, sendStored, setIdempotencyStatus } from '../platform/idempotency';
 import { loadSpec } from '../spec';
 import { bodyValue, readBody, type BodySchema } from './body';
+import { speedUpRouter } from './fast-router';
 import type { RateLimiter } from './rate-limit';
 import type { HandlerMap, OperationContext, OperationResult, Services } from './handler';
 import { validationDetails } from './validation-details';
@@ -189,6 +190,7 @@ export async function createApi(options: ApiOptions) {
   }
 
   await api.init();
+  speedUpRouter(api.router);
   (api.validator as unknown as { preCompileRequestValidators(): void }).preCompileRequestValidators();
 
   return async function handle(req: Request, res: Response): Promise<void> {

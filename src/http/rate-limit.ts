@@ -121,7 +121,7 @@ export function createRateLimiter(
     standardHeaders: false,
     passOnStoreError: true,
     handler: limited,
-    validate: { trustProxy: false, xForwardedForHeader: false, singleCount: false },
+    validate: false, // its configuration checks are for development; they cost time on every request
   } as const;
   const shopLimiter = rateLimit({
     ...common,
