@@ -56,6 +56,7 @@ export async function createApp(options: AppOptions): Promise<express.Express> {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
+  app.set('trust proxy', config.trustProxy);
   app.use(requestId);
   app.use(accessLog(logger));
 

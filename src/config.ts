@@ -19,8 +19,10 @@ export interface Config {
   rateLimits: Record<Plan, number>;
   /** Requests per minute per IP for requests that carry no valid credential. */
   anonymousRateLimit: number;
-  /** Create the demo shop and print a key on the first start. */
+  /** Create the demo shop and print a key on the first start (default: only on the embedded database). */
   seedDemo: boolean;
+  /** express 'trust proxy': hops of proxies whose X-Forwarded-For is believed (per-IP rate limit behind a load balancer). */
+  trustProxy: number;
   /** Seconds SIGTERM waits for in-flight requests before closing. */
   shutdownGraceSeconds: number;
   /** A `processing` idempotency lock older than this is taken over (a crashed request's key is freed). */
@@ -77,7 +79,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       business: int(env, 'RATE_LIMIT_BUSINESS', 3000, 1, 1_000_000),
     },
     anonymousRateLimit: int(env, 'RATE_LIMIT_ANONYMOUS', 60, 1, 1_000_000),
-    seedDemo: bool(env, 'SEED_DEMO', true),
+    // A first start on an empty production PostgreSQL must not mint a full-access key into its logs.
+    seedDemo: bool(env, 'SEED_DEMO', !env.DATABASE_URL),
+    trustProxy: int(env, 'TRUST_PROXY', 0, 0, 10),
     shutdownGraceSeconds: int(env, 'SHUTDOWN_GRACE_SECONDS', 10, 0, 600),
     idempotencyLockTimeoutMs: int(env, 'IDEMPOTENCY_LOCK_TIMEOUT_SECONDS', 60, 1, 3600) * 1000,
   };

@@ -390,3 +390,11 @@ export class DatabaseUnavailableError extends ApiError {
     super('SERVICE_UNAVAILABLE', undefined, { headers: { 'Retry-After': '5' } });
   }
 }
+
+/** The client went away while its request was being read: nobody to answer, nothing to log as a failure. */
+export class ClientAbortedError extends Error {
+  constructor() {
+    super('client aborted the request');
+    this.name = 'ClientAbortedError';
+  }
+}

@@ -61,10 +61,17 @@ async function main(): Promise<void> {
     stopIdempotencyPurge();
     // Stop accepting; let in-flight requests finish; idle keep-alive sockets are closed now, busy ones at the deadline.
     server.close(async () => {
-      await redis?.close().catch(() => undefined);
-      await database.close();
-      logger.info('stopped');
-      process.exit(0);
+      let code = 0;
+      try {
+        await redis?.close().catch(() => undefined);
+        await database.close();
+        logger.info('stopped');
+      } catch (err) {
+        code = 1;
+        logger.error('shutdown failed', { error: (err as Error).message });
+      } finally {
+        process.exit(code);
+      }
     });
     server.closeIdleConnections();
     setTimeout(() => {

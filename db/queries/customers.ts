@@ -1,6 +1,7 @@
 // Customers of a shop (with their wallet and affiliate columns).
 import type { Insertable, Kysely } from 'kysely';
 import type { CustomerRow, CustomersTable, Database } from '../tables';
+import { chunks, insertChunkRows } from './chunks';
 import { applyKeyset, type Keyset } from './keyset';
 
 export type CustomerPageRow = CustomerRow & { cursor_value: string };
@@ -32,24 +33,12 @@ export async function referredCustomerCount(
 export type NewCustomer = Insertable<CustomersTable>;
 
 export async function insertCustomers(db: Kysely<Database>, rows: NewCustomer[]): Promise<CustomerRow[]> {
-  if (rows.length === 0) return [];
-  return db.insertInto('customers').values(rows).returningAll().execute();
-}
-
-/** The shop's customers with these emails (lower-cased), by email. */
-export async function customersByEmail(
-  db: Kysely<Database>,
-  shopId: string,
-  emails: string[],
-): Promise<Map<string, CustomerRow>> {
-  if (emails.length === 0) return new Map();
-  const rows = await db
-    .selectFrom('customers')
-    .selectAll()
-    .where('shop_id', '=', shopId)
-    .where('email', 'in', emails)
-    .execute();
-  return new Map(rows.map((r) => [r.email, r]));
+  const inserted: CustomerRow[] = [];
+  // In chunks: one INSERT may bind at most 65,535 parameters.
+  for (const chunk of chunks(rows, insertChunkRows)) {
+    inserted.push(...(await db.insertInto('customers').values(chunk).returningAll().execute()));
+  }
+  return inserted;
 }
 
 export async function setReferrer(

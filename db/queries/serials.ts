@@ -1,5 +1,6 @@
 // Serial keys of SERIALS products: each row is one value that is `available` until claimed.
 import { sql, type Insertable, type Kysely } from 'kysely';
+import { chunks, insertChunkRows } from './chunks';
 import type { Database, ProductSerialsTable } from '../tables';
 
 export interface ClaimableSerialRow {
@@ -57,9 +58,13 @@ export async function markSerialsClaimed(db: Kysely<Database>, shopId: string, i
 }
 
 export async function insertSerials(db: Kysely<Database>, rows: Insertable<ProductSerialsTable>[]): Promise<number> {
-  if (rows.length === 0) return 0;
-  const result = await db.insertInto('product_serials').values(rows).executeTakeFirst();
-  return Number(result.numInsertedOrUpdatedRows ?? rows.length);
+  let inserted = 0;
+  // In chunks: one INSERT may bind at most 65,535 parameters.
+  for (const chunk of chunks(rows, insertChunkRows)) {
+    const result = await db.insertInto('product_serials').values(chunk).executeTakeFirst();
+    inserted += Number(result.numInsertedOrUpdatedRows ?? chunk.length);
+  }
+  return inserted;
 }
 
 /** All serials of a product (tests and the CLI): value, status, claim time. */

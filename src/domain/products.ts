@@ -55,7 +55,8 @@ function freeSlug(base: string, taken: Set<string>): string {
  * transaction: the product and its variants appear together or not at all.
  */
 export async function duplicateProduct(trx: Kysely<Database>, shopId: string, productId: string): Promise<ProductView> {
-  const source = await products.productById(trx, shopId, productId);
+  // Locked: concurrent copies of one product take turns, so they cannot pick the same free slug.
+  const source = await products.productByIdForUpdate(trx, shopId, productId);
   if (!source) throw new NotFoundError('PRODUCT_NOT_FOUND');
   const sourceVariants = (await products.variantsByProduct(trx, shopId, [source.id])).get(source.id) ?? [];
   const slug = freeSlug(source.slug, await products.slugsStartingWith(trx, shopId, `${source.slug}-copy`));

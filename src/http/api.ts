@@ -54,7 +54,7 @@ async function readBodyInto(req: Request, res: Response, operation: Context['ope
   const routed = res.locals.routedRequest as RoutedRequest;
   await readRaw(req, res);
   const media = (operation.requestBody as { content?: Record<string, { schema?: BodySchema }> } | undefined)?.content;
-  const value = bodyValue(req, media?.['application/json']?.schema);
+  const value = await bodyValue(req, media?.['application/json']?.schema);
   if (value !== undefined && !operation.requestBody && !(isPlainObject(value) && Object.keys(value).length === 0)) {
     throw new ValidationError([{ field: 'body', message: 'this operation takes no request body' }]);
   }
@@ -138,6 +138,9 @@ export async function createApi(options: ApiOptions) {
           throw new ForbiddenError(`This operation needs the scope ${needed.join(' or ')}.`);
         }
       } else {
+        // A look-up that failed (database unreachable) is not a bad credential: surface it (503), not 401.
+        const failed = (c.security as Record<string, { error?: unknown } | undefined> | undefined)?.bearerAuth?.error;
+        if (failed) throw failed;
         await limiter.anonymous(req, res);
         if ((c.operation.security ?? []).length > 0) return; // openapi-backend answers 401 next
       }
@@ -202,6 +205,12 @@ export async function createApi(options: ApiOptions) {
       body: undefined,
     };
     res.locals.routedRequest = routed;
+    try {
+      decodeURIComponent(routed.path);
+    } catch {
+      // A malformed %-escape names no resource this API has (openapi-backend would throw a URIError: a 500).
+      throw new ApiError('NOT_FOUND', 'No such route: the path is not validly percent-encoded.');
+    }
     const operation = api.router.matchOperation(routed as never);
     if (operation) {
       res.locals.operationId = operation.operationId;

@@ -1,33 +1,28 @@
-// Request bodies: read raw (limit 1 MiB), then turned into one JSON value whatever the media type, so a single
-// schema validates them all. JSON and text/plain (holding JSON) are parsed; multipart fields become properties,
-// and a field's text is parsed as JSON where the schema wants a non-string value there.
+// Request bodies: every body is read as raw bytes first, whatever its media type, so the 1 MiB limit holds for
+// all of them (multipart included), then turned into one JSON value so a single schema validates them all.
+// JSON and text/plain (holding JSON) are parsed; multipart fields become properties (busboy parses them from the
+// buffer), and a field's text is parsed as JSON where the schema wants a non-string value there.
+import busboy from 'busboy';
 import express, { type RequestHandler } from 'express';
-import multer from 'multer';
-import { ApiError, ValidationError } from '../errors';
+import { ApiError, ClientAbortedError, ValidationError } from '../errors';
 
 export const bodyLimitBytes = 1024 * 1024;
 
-const multipart = multer({ limits: { fieldSize: bodyLimitBytes, fields: 1000, files: 0 } }).none();
 const raw = express.raw({ type: () => true, limit: bodyLimitBytes });
 
 function mediaType(header: string | undefined): string {
   return (header ?? '').split(';')[0]!.trim().toLowerCase();
 }
 
-/** Reads the body: multipart through multer (fields only), everything else as raw bytes. */
+/** Reads the raw body (at most 1 MiB) into req.body. */
 export const readBody: RequestHandler = (req, res, next) => {
-  const reader = mediaType(req.headers['content-type']) === 'multipart/form-data' ? multipart : raw;
-  reader(req, res, (err?: unknown) => {
+  raw(req, res, (err?: unknown) => {
     if (!err) return next();
-    const e = err as { type?: string; code?: string; status?: number; field?: string };
-    if (e.type === 'entity.too.large' || e.code === 'LIMIT_FIELD_VALUE' || e.code === 'LIMIT_FIELD_COUNT') {
-      return next(new ApiError('PAYLOAD_TOO_LARGE'));
+    const e = err as { type?: string; code?: string };
+    if (e.type === 'entity.too.large') return next(new ApiError('PAYLOAD_TOO_LARGE'));
+    if (e.type === 'request.aborted' || e.code === 'ECONNABORTED' || e.code === 'ECONNRESET') {
+      return next(new ClientAbortedError());
     }
-    if (e.code === 'LIMIT_FILE_COUNT' || e.code === 'LIMIT_UNEXPECTED_FILE') {
-      return next(new ValidationError([{ field: e.field ?? 'body', message: 'file uploads are not accepted here' }]));
-    }
-    if (e.type === 'request.aborted' || e.code === 'ECONNABORTED') return next(err);
-    // Malformed multipart, bad encoding: the body cannot be read.
     return next(
       new ValidationError([{ field: 'body', message: 'the body could not be read' }], 'The request body is malformed.'),
     );
@@ -56,30 +51,60 @@ function parseJson(text: string): unknown {
   }
 }
 
+/** The fields of a multipart body, last value wins; a file part is refused (attachments go by id). */
+function multipartFields(headers: express.Request['headers'], bytes: Buffer): Promise<Map<string, string>> {
+  return new Promise((resolve, reject) => {
+    const fields = new Map<string, string>();
+    let parser: busboy.Busboy;
+    try {
+      parser = busboy({ headers, limits: { fieldSize: bodyLimitBytes, fields: 1000, files: 0 } });
+    } catch {
+      reject(
+        new ValidationError(
+          [{ field: 'body', message: 'is not valid multipart/form-data' }],
+          'The request body is malformed.',
+        ),
+      );
+      return;
+    }
+    const fail = (field: string, message: string) =>
+      reject(new ValidationError([{ field, message }], 'The request body is malformed.'));
+    parser.on('field', (name, value) => fields.set(name, value));
+    parser.on('file', (name, stream) => {
+      stream.resume();
+      fail(name, 'file uploads are not accepted here');
+    });
+    parser.on('filesLimit', () => fail('body', 'file uploads are not accepted here'));
+    parser.on('fieldsLimit', () => fail('body', 'has more than 1000 fields'));
+    parser.on('error', () => fail('body', 'is not valid multipart/form-data'));
+    parser.on('close', () => resolve(fields));
+    parser.end(bytes);
+  });
+}
+
 /**
  * The body as a JSON value, or undefined when there is none. `schema` is the operation's body schema (used to
  * decide which multipart fields are JSON text).
  */
-export function bodyValue(req: express.Request, schema: BodySchema | undefined): unknown {
+export async function bodyValue(req: express.Request, schema: BodySchema | undefined): Promise<unknown> {
   const type = mediaType(req.headers['content-type']);
+  const bytes = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
   if (type === 'multipart/form-data') {
-    const fields = (req.body ?? {}) as Record<string, string>;
-    const out: Record<string, unknown> = {};
-    for (const [name, value] of Object.entries(fields)) {
-      const text = Array.isArray(value) ? value[value.length - 1] : value;
+    const entries: [string, unknown][] = [];
+    for (const [name, text] of await multipartFields(req.headers, bytes)) {
       if (wantsString(schema?.properties?.[name])) {
-        out[name] = text;
+        entries.push([name, text]);
         continue;
       }
       try {
-        out[name] = JSON.parse(text);
+        entries.push([name, JSON.parse(text)]);
       } catch {
-        out[name] = text; // not JSON: validation reports it against the schema
+        entries.push([name, text]); // not JSON: validation reports it against the schema
       }
     }
-    return out;
+    // fromEntries defines own properties, so a field named __proto__ cannot replace the object's prototype.
+    return Object.fromEntries(entries);
   }
-  const bytes = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
   if (bytes.length === 0) return undefined;
   if (type === 'application/json' || type === 'text/plain' || /^application\/[a-z0-9.+-]+\+json$/.test(type)) {
     return parseJson(bytes.toString('utf8'));

@@ -1,7 +1,7 @@
 // The one place an error becomes a response: the envelope { error: { code, message, doc_url, details? } }.
 // Anything that is not an ApiError is a 500 with a generic message; its detail goes to the log, never the client.
 import type { Response } from 'express';
-import { ApiError, DatabaseUnavailableError } from '../errors';
+import { ApiError, ClientAbortedError, DatabaseUnavailableError } from '../errors';
 import type { Logger } from '../logger';
 
 const connectionErrorCodes = new Set([
@@ -46,6 +46,11 @@ export function errorBody(err: ApiError, publicUrl: string) {
 }
 
 export function sendError(res: Response, err: unknown, publicUrl: string, logger: Logger): void {
+  if (err instanceof ClientAbortedError) {
+    logger.info('client aborted', { request_id: res.locals.requestId });
+    res.destroy();
+    return;
+  }
   let apiError = toApiError(err);
   if (!apiError) {
     logger.error('unhandled error', {

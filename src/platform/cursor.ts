@@ -79,24 +79,3 @@ export interface Page<T> {
   data: T[];
   pagination: { next_cursor: string | null; has_more: boolean };
 }
-
-/**
- * Turns `limit + 1` fetched rows into a page: the extra row only says whether there is more.
- * `position` gives a row's cursor position.
- */
-export function toPage<R, T>(
-  rows: R[],
-  limit: number,
-  codec: CursorCodec,
-  queryHash: string,
-  position: (row: R) => CursorPosition,
-  view: (row: R) => T,
-): Page<T> {
-  const hasMore = rows.length > limit;
-  const pageRows = hasMore ? rows.slice(0, limit) : rows;
-  const last = pageRows[pageRows.length - 1];
-  return {
-    data: pageRows.map(view),
-    pagination: { next_cursor: hasMore && last ? codec.encode(position(last), queryHash) : null, has_more: hasMore },
-  };
-}

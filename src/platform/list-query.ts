@@ -111,6 +111,9 @@ export function parseValue(field: FilterField, raw: string): { value: FilterValu
       else if (isoPattern.test(raw)) ms = Date.parse(raw.length === 10 ? `${raw}T00:00:00Z` : raw);
       else return { error: 'must be an ISO 8601 date-time (e.g. 2026-11-22T03:10:00Z) or Unix seconds' };
       if (!Number.isFinite(ms) || ms < 0 || ms > 4102444800000) return { error: 'is not a valid time' };
+      // An ISO date-time is bound as its own (checked) text, so PostgreSQL keeps its microseconds; a JS Date would
+      // cut them to milliseconds.
+      if (raw.length > 10 && isoPattern.test(raw)) return { value: raw };
       return { value: new Date(ms).toISOString() };
     }
   }

@@ -33,6 +33,7 @@ function start(): Promise<{ port: number; key: string; output: () => string }> {
     ...process.env,
     PORT: '0',
     LOG_LEVEL: 'info',
+    SEED_DEMO: 'true', // the default is off on PostgreSQL
     DATABASE_URL: pg?.url ?? '',
     DATA_DIR: join(dir, 'pglite'),
     REDIS_URL: '',
@@ -42,7 +43,10 @@ function start(): Promise<{ port: number; key: string; output: () => string }> {
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 30_000);
+    const timer = setTimeout(() => {
+      clearInterval(check);
+      reject(new Error(`server did not start:\n${out}`));
+    }, 30_000);
     const check = setInterval(() => {
       const port = /listening on http:\/\/localhost:(\d+)/.exec(out)?.[1];
       const key = /(mdk_[A-Za-z0-9_-]{43})/.exec(out)?.[1];
