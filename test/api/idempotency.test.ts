@@ -62,6 +62,22 @@ async function keyRows(credentialId: string): Promise<number> {
 
 const duplicateUrl = (productId: string) => `/dev/v1/products/${productId}/duplicate`;
 
+/** A `processing` record of a duplicate request whose lock was taken `ageMs` ago (a slow or crashed request). */
+async function leftProcessing(s: Shop, key: string, ageMs: number): Promise<void> {
+  await insertIdempotencyKey(t.db, {
+    credential_id: s.credentialId,
+    operation_id: 'duplicateProduct',
+    key,
+    fingerprint: requestFingerprint('POST', duplicateUrl(s.productId), undefined),
+    state: 'processing',
+    locked_at: new Date(clock - ageMs),
+    response_status: null,
+    response_body: null,
+    created_at: new Date(clock - ageMs),
+    expires_at: new Date(clock - ageMs + 24 * HOUR),
+  });
+}
+
 function post(s: Shop, idempotencyKey?: string, productId = s.productId) {
   const req = t.http.post(duplicateUrl(productId)).set(bearer(s.key));
   return idempotencyKey === undefined ? req : req.set('Idempotency-Key', idempotencyKey);
@@ -308,18 +324,7 @@ describe('failures', () => {
     const s = await shopWithProduct();
     const key = randomUUID();
     const scope = { credentialId: s.credentialId, operationId: 'duplicateProduct', key };
-    await insertIdempotencyKey(t.db, {
-      credential_id: s.credentialId,
-      operation_id: 'duplicateProduct',
-      key,
-      fingerprint: requestFingerprint('POST', duplicateUrl(s.productId), undefined),
-      state: 'processing',
-      locked_at: new Date(clock - 30_000), // 30 s old: still fresh
-      response_status: null,
-      response_body: null,
-      created_at: new Date(clock - 30_000),
-      expires_at: new Date(clock - 30_000 + 24 * HOUR),
-    });
+    await leftProcessing(s, key, 30_000); // 30 s old: still fresh
     const res = await post(s, key);
     expect(res.status).toBe(409);
     expect(res.body.error.code).toBe('IDEMPOTENCY_IN_PROGRESS');
@@ -333,18 +338,7 @@ describe('failures', () => {
     const s = await shopWithProduct();
     const key = randomUUID();
     const scope = { credentialId: s.credentialId, operationId: 'duplicateProduct', key };
-    await insertIdempotencyKey(t.db, {
-      credential_id: s.credentialId,
-      operation_id: 'duplicateProduct',
-      key,
-      fingerprint: requestFingerprint('POST', duplicateUrl(s.productId), undefined),
-      state: 'processing',
-      locked_at: new Date(clock - 61_000), // past the 60 s lock timeout
-      response_status: null,
-      response_body: null,
-      created_at: new Date(clock - 61_000),
-      expires_at: new Date(clock - 61_000 + 24 * HOUR),
-    });
+    await leftProcessing(s, key, 61_000); // past the 60 s lock timeout
     const res = await post(s, key);
     expect(res.status).toBe(201);
     expect(res.headers['idempotency-status']).toBe('created');
@@ -457,18 +451,7 @@ describe('concurrency', () => {
   test('10 concurrent requests on a stale lock: exactly one takes it over', async () => {
     const s = await shopWithProduct();
     const key = randomUUID();
-    await insertIdempotencyKey(t.db, {
-      credential_id: s.credentialId,
-      operation_id: 'duplicateProduct',
-      key,
-      fingerprint: requestFingerprint('POST', duplicateUrl(s.productId), undefined),
-      state: 'processing',
-      locked_at: new Date(clock - 5 * 60_000),
-      response_status: null,
-      response_body: null,
-      created_at: new Date(clock - 5 * 60_000),
-      expires_at: new Date(clock - 5 * 60_000 + 24 * HOUR),
-    });
+    await leftProcessing(s, key, 5 * 60_000);
     const responses = await Promise.all(Array.from({ length: 10 }, () => post(s, key)));
     const byStatus = (v: string) => responses.filter((r) => r.headers['idempotency-status'] === v);
     expect(byStatus('created')).toHaveLength(1);
