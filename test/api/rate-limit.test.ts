@@ -146,3 +146,32 @@ test('Redis stopping mid-run costs no request, readyz shows it, and limiting res
     redis.kill('SIGKILL');
   }
 });
+
+test('Redis down at start: requests are served and limited in memory; once Redis comes up, counters move there', async () => {
+  const port = await freePort();
+  const url = `redis://127.0.0.1:${port}`;
+  const t = await startTestApp({ env: { RATE_LIMIT_FREE: '1000', REDIS_URL: url } });
+  let redis: ChildProcess | undefined;
+  const probe = createClient({ url, socket: { reconnectStrategy: 100 } });
+  probe.on('error', () => undefined);
+  try {
+    const shop = await t.createShop();
+    const { key } = await t.createKey(shop, ['*']);
+    for (let i = 0; i < 5; i++) {
+      const res = await t.http.get('/dev/v1/me').set(bearer(key));
+      expect(res.status).toBe(200);
+      expect(res.headers['x-ratelimit-remaining']).toBe(String(999 - i)); // counted, in memory
+    }
+    expect((await t.http.get('/readyz')).body).toMatchObject({ status: 'degraded', redis: 'down' });
+
+    redis = await startRedis(port);
+    await waitFor(async () => (await t.http.get('/readyz')).body.redis === 'up', 15_000);
+    await probe.connect();
+    expect((await t.http.get('/dev/v1/me').set(bearer(key))).status).toBe(200);
+    await waitFor(async () => (await probe.keys('rl:test:*')).length > 0);
+  } finally {
+    await probe.close().catch(() => undefined);
+    await t.close();
+    redis?.kill('SIGKILL');
+  }
+});
