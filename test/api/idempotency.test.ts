@@ -9,6 +9,7 @@ import { duplicateProduct as realDuplicate } from '../../handlers/catalog';
 import { NotFoundError } from '../../src/errors';
 import type { OperationHandler } from '../../src/http/handler';
 import { purgeExpiredIdempotencyKeys, requestFingerprint } from '../../src/platform/idempotency';
+import { countWhere } from '../helpers/counts';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
 
 const HOUR = 60 * 60 * 1000;
@@ -42,23 +43,8 @@ async function shopWithProduct(): Promise<Shop> {
   return { shopId, key, credentialId, productId: products[0]! };
 }
 
-async function productCount(shopId: string): Promise<number> {
-  const row = await t.db
-    .selectFrom('products')
-    .select(sql<string>`count(*)`.as('n'))
-    .where('shop_id', '=', shopId)
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
-}
-
-async function keyRows(credentialId: string): Promise<number> {
-  const row = await t.db
-    .selectFrom('idempotency_keys')
-    .select(sql<string>`count(*)`.as('n'))
-    .where('credential_id', '=', credentialId)
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
-}
+const productCount = (shopId: string) => countWhere(t.db, 'products', 'shop_id', shopId);
+const keyRows = (credentialId: string) => countWhere(t.db, 'idempotency_keys', 'credential_id', credentialId);
 
 const duplicateUrl = (productId: string) => `/dev/v1/products/${productId}/duplicate`;
 

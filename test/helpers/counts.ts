@@ -11,3 +11,16 @@ export async function rowCounts(db: Kysely<Database>, tables: (keyof Database)[]
   }
   return out;
 }
+
+/** Rows of `table` whose `column` equals `value`. */
+export async function countWhere(
+  db: Kysely<Database>,
+  table: keyof Database,
+  column: string,
+  value: string,
+): Promise<number> {
+  const r = await sql<{
+    n: string;
+  }>`select count(*)::text as n from ${sql.table(table)} where ${sql.ref(column)} = ${value}`.execute(db);
+  return Number(r.rows[0]?.n ?? 0);
+}
