@@ -64,12 +64,24 @@ export interface ListQuery {
 }
 
 const emailPattern = /^[^\s@,]+@[^\s@,]+\.[^\s@,]+$/;
+// PostgreSQL text cannot hold U+0000 (a database error, a 500), and an unpaired surrogate has no UTF-8 form (the
+// driver would silently send U+FFFD, a filter on another value).
+const unpairedSurrogate = /[\uD800-\uDFFF]/u;
 const decimalPattern = /^-?(0|[1-9][0-9]{0,19})(\.[0-9]{1,8})?$/;
 const integerPattern = /^-?(0|[1-9][0-9]{0,15})$/;
-const isoPattern = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:?\d{2}))?$/;
+// A time of day always carries its offset: a local time would mean whatever the database session's zone is.
+const isoPattern =
+  /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6}))?)?(?:Z|([+-])(\d{2}):?(\d{2})))?$/;
+/** The range every time in the contract is limited to (Unix seconds 0 to 4102444800). */
+const firstTimeMs = 0;
+const lastTimeMs = 4102444800000;
+const timestampForms = 'must be an ISO 8601 date-time (e.g. 2026-11-22T03:10:00Z), a date, or Unix seconds';
+const outOfRange = 'must be from 1970-01-01T00:00:00Z to 2100-01-01T00:00:00Z';
 
 /** A value of the field's type, normalised; or a message saying what is wrong. */
 export function parseValue(field: FilterField, raw: string): { value: FilterValue } | { error: string } {
+  if (raw.includes('\u0000') || unpairedSurrogate.test(raw))
+    return { error: 'must not contain U+0000 or unpaired surrogates' };
   switch (field.type) {
     case 'string':
       return raw.length > 0 && raw.length <= 256 ? { value: raw } : { error: 'must be 1 to 256 characters' };
@@ -105,18 +117,41 @@ export function parseValue(field: FilterField, raw: string): { value: FilterValu
       if (raw === 'true') return { value: true };
       if (raw === 'false') return { value: false };
       return { error: 'must be true or false' };
-    case 'timestamp': {
-      let ms: number;
-      if (/^\d{1,11}$/.test(raw)) ms = Number(raw) * 1000;
-      else if (isoPattern.test(raw)) ms = Date.parse(raw.length === 10 ? `${raw}T00:00:00Z` : raw);
-      else return { error: 'must be an ISO 8601 date-time (e.g. 2026-11-22T03:10:00Z) or Unix seconds' };
-      if (!Number.isFinite(ms) || ms < 0 || ms > 4102444800000) return { error: 'is not a valid time' };
-      // An ISO date-time is bound as its own (checked) text, so PostgreSQL keeps its microseconds; a JS Date would
-      // cut them to milliseconds.
-      if (raw.length > 10 && isoPattern.test(raw)) return { value: raw };
-      return { value: new Date(ms).toISOString() };
-    }
+    case 'timestamp':
+      return parseTimestamp(raw);
   }
+}
+
+/**
+ * A time as normalised UTC text with its microseconds (`2026-11-22T02:10:00.5Z`), so PostgreSQL reads exactly the
+ * instant that was checked here and equal instants written differently bind a cursor alike. Date.parse is no
+ * judge: it rolls 2026-02-30 over to 2 March and reads 24:00 as the next day, while PostgreSQL refuses the first.
+ */
+function parseTimestamp(raw: string): { value: string } | { error: string } {
+  if (/^\d{1,11}$/.test(raw)) {
+    const ms = Number(raw) * 1000;
+    if (ms > lastTimeMs) return { error: outOfRange };
+    return { value: new Date(ms).toISOString().replace('.000Z', 'Z') };
+  }
+  const m = isoPattern.exec(raw);
+  if (!m) return { error: timestampForms };
+  const part = (i: number) => Number(m[i] ?? 0);
+  const [year, month, day, hour, minute, second] = [part(1), part(2), part(3), part(4), part(5), part(6)];
+  const fraction = (m[7] ?? '').replace(/0+$/, '');
+  const [offsetHours, offsetMinutes] = [part(9), part(10)];
+  // 1969 and 2100 can still name an instant inside the range through their offset; the instant is checked below.
+  if (year < 1969 || year > 2100) return { error: outOfRange };
+  if (month < 1 || month > 12) return { error: `has a month (${m[2]}) outside 01 to 12` };
+  if (hour > 23 || minute > 59 || second > 59) return { error: 'has a time of day outside 00:00:00 to 23:59:59' };
+  if (offsetMinutes > 59 || offsetHours * 60 + offsetMinutes > 14 * 60)
+    return { error: 'has a UTC offset beyond ±14:00' };
+  const local = Date.UTC(year, month - 1, day, hour, minute, second);
+  // Date.UTC rolls a day the month does not have into the next month; the round trip catches it.
+  if (new Date(local).getUTCMonth() !== month - 1)
+    return { error: `is not a real date: ${m[1]}-${m[2]} has no day ${m[3]}` };
+  const ms = local - (m[8] === '-' ? -1 : 1) * (offsetHours * 60 + offsetMinutes) * 60_000;
+  if (ms < firstTimeMs || ms + (fraction ? 1 : 0) > lastTimeMs) return { error: outOfRange };
+  return { value: `${new Date(ms).toISOString().slice(0, 19)}${fraction ? `.${fraction}` : ''}Z` };
 }
 
 /**

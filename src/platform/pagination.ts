@@ -1,16 +1,18 @@
 // The one keyset paginator every cursor list uses. A list brings its ListQuery (filters + sort, see list-query.ts)
 // and a fetch function (a db/queries function that applies the Keyset); this file checks `limit`, opens the
-// cursor (signed, bound to the list's filters and sorts, 24 h), and turns `limit + 1` rows into
+// cursor (encrypted, bound to the shop and the list's filters and sorts, 24 h), and turns `limit + 1` rows into
 // `{ data, pagination: { next_cursor, has_more } }`.
 import type { Keyset } from '../../db/queries/keyset';
 import { ValidationError } from '../errors';
-import { CursorCodec, type Page } from './cursor';
+import { CursorCodec, type CursorBinding, type Page } from './cursor';
 import { listQueryBinding, type ListQuery } from './list-query';
 
 export const defaultPageSize = 50;
 export const maxPageSize = 100;
 
 export interface PageRequest {
+  /** The caller's shop: a cursor is valid only for the shop it was issued to. */
+  shopId: string;
   limit?: number;
   cursor?: string;
 }
@@ -33,12 +35,12 @@ export function openKeyset(
   codec: CursorCodec,
   query: ListQuery,
   request: PageRequest,
-): { keyset: Keyset; queryHash: string } {
+): { keyset: Keyset; binding: CursorBinding } {
   const limit = pageSize(request.limit);
-  const queryHash = CursorCodec.queryHash(listQueryBinding(query));
+  const binding = { shopId: request.shopId, queryHash: CursorCodec.queryHash(listQueryBinding(query)) };
   let after: Keyset['after'] = null;
   if (request.cursor !== undefined) {
-    const position = codec.decode(request.cursor, queryHash);
+    const position = codec.decode(request.cursor, binding);
     const [value, ...rest] = position.values;
     if (value === undefined || rest.length > 0) {
       throw new ValidationError(
@@ -49,7 +51,7 @@ export function openKeyset(
     after = { value, id: position.id };
   }
   return {
-    queryHash,
+    binding,
     keyset: {
       filters: query.filters.map((f) => ({ column: f.column, op: f.op, value: f.value })),
       sort: { column: query.sort.column, cast: query.sort.cast, direction: query.sort.direction },
@@ -72,7 +74,7 @@ export async function paginate<R extends KeysetRow, T>(
   view: (rows: R[]) => T[] | Promise<T[]>,
   id: (row: R) => string = (row) => (row as unknown as { id: string }).id,
 ): Promise<Page<T>> {
-  const { keyset, queryHash } = openKeyset(codec, query, request);
+  const { keyset, binding } = openKeyset(codec, query, request);
   const rows = await fetch(keyset);
   const pageRows = rows.slice(0, keyset.limit);
   const hasMore = rows.length > keyset.limit;
@@ -80,7 +82,7 @@ export async function paginate<R extends KeysetRow, T>(
   return {
     data: await view(pageRows),
     pagination: {
-      next_cursor: hasMore && last ? codec.encode({ values: [last.cursor_value], id: id(last) }, queryHash) : null,
+      next_cursor: hasMore && last ? codec.encode({ values: [last.cursor_value], id: id(last) }, binding) : null,
       has_more: hasMore,
     },
   };
