@@ -4,9 +4,11 @@ import type { Migration } from 'kysely/migration';
 import * as m0001 from './0001_foundation';
 import * as m0002 from './0002_idempotency';
 import * as m0003 from './0003_customers_serials';
+import * as m0004 from './0004_tenancy_keys';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
   '0002_idempotency': m0002,
   '0003_customers_serials': m0003,
+  '0004_tenancy_keys': m0004,
 };

@@ -1,71 +1,69 @@
 // Products and their variants.
-import { sql, type Kysely } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import type { Database, ProductRow, ProductVariantRow } from '../tables';
-import { applyKeyset, type Keyset } from './keyset';
+import { byIdOf, pageOf, type PageRow } from './shop-rows';
+import { inShop, inShopForWrite, type ReadDb, type ShopRow } from './shop-scope';
 
-export type ProductPageRow = ProductRow & { cursor_value: string };
+export type ProductPageRow = PageRow<'products'>;
 
-/**
- * One keyset page of a shop's products (see db/queries/keyset.ts): `limit + 1` rows in the keyset's order, ties by
- * id, so the caller knows whether there is more.
- */
-export async function productsPage(db: Kysely<Database>, shopId: string, keyset: Keyset): Promise<ProductPageRow[]> {
-  return applyKeyset(db.selectFrom('products').selectAll().where('shop_id', '=', shopId), keyset).execute();
-}
+/** One keyset page of a shop's products: `limit + 1` rows in the keyset's order, ties by id. */
+export const productsPage = pageOf('products');
 
-export async function productById(db: Kysely<Database>, shopId: string, id: string): Promise<ProductRow | undefined> {
-  return db.selectFrom('products').selectAll().where('shop_id', '=', shopId).where('id', '=', id).executeTakeFirst();
-}
+export const productById = byIdOf('products');
 
 /** The variants of the given products, grouped by product id, each group in display order. */
 export async function variantsByProduct(
-  db: Kysely<Database>,
+  db: ReadDb,
   shopId: string,
   productIds: string[],
 ): Promise<Map<string, ProductVariantRow[]>> {
   const groups = new Map<string, ProductVariantRow[]>();
   if (productIds.length === 0) return groups;
-  const rows = await db
+  const rows = await inShop(db, shopId)
     .selectFrom('product_variants')
     .selectAll()
-    .where('shop_id', '=', shopId)
     .where('product_id', 'in', productIds)
     .orderBy('product_id')
     .orderBy('sort_priority')
     .orderBy('id')
     .execute();
   for (const row of rows) {
-    const list = groups.get(row.product_id) ?? [];
-    list.push(row);
-    groups.set(row.product_id, list);
+    const list = groups.get(row.product_id);
+    if (list) list.push(row);
+    else groups.set(row.product_id, [row]);
   }
   return groups;
 }
 
-export type NewProduct = Omit<ProductRow, 'created_at' | 'updated_at' | 'description_tabs' | 'custom_fields'> & {
+export type NewProduct = Omit<
+  ProductRow,
+  'shop_id' | 'created_at' | 'updated_at' | 'description_tabs' | 'custom_fields'
+> & {
   description_tabs: string;
   custom_fields: string;
 };
 
-export async function insertProduct(db: Kysely<Database>, row: NewProduct): Promise<ProductRow> {
-  return db.insertInto('products').values(row).returningAll().executeTakeFirstOrThrow();
+export async function insertProduct(trx: Transaction<Database>, shopId: string, row: NewProduct): Promise<ProductRow> {
+  return inShopForWrite(trx, shopId).insertInto('products', row).returningAll().executeTakeFirstOrThrow();
 }
 
+export type NewVariant = ShopRow<'product_variants'>;
+
 export async function insertVariants(
-  db: Kysely<Database>,
-  rows: Omit<ProductVariantRow, 'created_at'>[],
+  trx: Transaction<Database>,
+  shopId: string,
+  rows: NewVariant[],
 ): Promise<ProductVariantRow[]> {
   if (rows.length === 0) return [];
-  return db.insertInto('product_variants').values(rows).returningAll().execute();
+  return inShopForWrite(trx, shopId).insertInto('product_variants', rows).returningAll().execute();
 }
 
 /** The slugs of a shop that start with the given prefix: used to pick a free slug for a copy. */
-export async function slugsStartingWith(db: Kysely<Database>, shopId: string, prefix: string): Promise<Set<string>> {
+export async function slugsStartingWith(db: ReadDb, shopId: string, prefix: string): Promise<Set<string>> {
   const escaped = prefix.replace(/[\\%_]/g, (c) => `\\${c}`);
-  const rows = await db
+  const rows = await inShop(db, shopId)
     .selectFrom('products')
     .select('slug')
-    .where('shop_id', '=', shopId)
     .where('slug', 'like', `${escaped}%`)
     .execute();
   return new Set(rows.map((r) => r.slug));
@@ -73,25 +71,23 @@ export async function slugsStartingWith(db: Kysely<Database>, shopId: string, pr
 
 /** The product, locked until the end of the transaction (SELECT … FOR UPDATE): claims on it queue behind this one. */
 export async function productByIdForUpdate(
-  db: Kysely<Database>,
+  trx: Transaction<Database>,
   shopId: string,
   id: string,
 ): Promise<ProductRow | undefined> {
-  return db
-    .selectFrom('products')
-    .selectAll()
-    .where('shop_id', '=', shopId)
-    .where('id', '=', id)
-    .forUpdate()
-    .executeTakeFirst();
+  return inShop(trx, shopId).selectFrom('products').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
 }
 
 /** Sets a product's stock (e.g. a serial product's count of available serials). */
-export async function setProductStock(db: Kysely<Database>, shopId: string, id: string, stock: number): Promise<void> {
-  await db
+export async function setProductStock(
+  trx: Transaction<Database>,
+  shopId: string,
+  id: string,
+  stock: number,
+): Promise<void> {
+  await inShopForWrite(trx, shopId)
     .updateTable('products')
     .set({ stock, updated_at: sql<Date>`now()` })
-    .where('shop_id', '=', shopId)
     .where('id', '=', id)
     .execute();
 }

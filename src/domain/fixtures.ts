@@ -2,7 +2,7 @@
 // in one transaction, so a bad file changes nothing.
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import type { Kysely } from 'kysely';
+import type { Transaction } from 'kysely';
 import type { Database } from '../../db/tables';
 import { insertProduct, insertVariants } from '../../db/queries/products';
 import { insertCustomers, setReferrer } from '../../db/queries/customers';
@@ -190,12 +190,15 @@ function slugify(title: string): string {
 }
 
 /** Writes the fixtures for a shop (in the caller's transaction) and returns the ids it created. */
-export async function seedFixtures(trx: Kysely<Database>, shop: { id: string; currency: string }, fixtures: Fixtures) {
+export async function seedFixtures(
+  trx: Transaction<Database>,
+  shop: { id: string; currency: string },
+  fixtures: Fixtures,
+) {
   const created = { products: [] as string[], variants: [] as string[], serials: 0, customers: [] as string[] };
   for (const p of fixtures.products ?? []) {
-    const product = await insertProduct(trx, {
+    const product = await insertProduct(trx, shop.id, {
       id: newId('prod'),
-      shop_id: shop.id,
       uniqid: newUniqid(),
       slug: p.slug ?? `${slugify(p.title)}-${newUniqid().slice(0, 8)}`,
       type: p.type ?? 'SERVICE',
@@ -232,9 +235,9 @@ export async function seedFixtures(trx: Kysely<Database>, shop: { id: string; cu
     created.products.push(product.id);
     const variants = await insertVariants(
       trx,
+      shop.id,
       (p.variants ?? []).map((v, i) => ({
         id: newId('var'),
-        shop_id: shop.id,
         product_id: product.id,
         title: v.title,
         price: v.price,
@@ -248,9 +251,9 @@ export async function seedFixtures(trx: Kysely<Database>, shop: { id: string; cu
     const base = Date.now() * 1000;
     created.serials += await insertSerials(
       trx,
+      shop.id,
       (p.serials ?? []).map((serial, i) => ({
         id: newId('ser'),
-        shop_id: shop.id,
         product_id: product.id,
         variant_id: null,
         serial,
@@ -261,6 +264,7 @@ export async function seedFixtures(trx: Kysely<Database>, shop: { id: string; cu
 
   const customers = await insertCustomers(
     trx,
+    shop.id,
     (fixtures.customers ?? []).map(({ referred_by: _r, ...c }) => newCustomerRow(shop, c)),
   );
   created.customers.push(...customers.map((c) => c.id));

@@ -2,7 +2,7 @@
 // the product's stock to what is left, all or nothing. Must run in a transaction: the product row is locked
 // (SELECT … FOR UPDATE) first, so concurrent claims on one product run one after another and never hand out a
 // serial twice; any rejection throws and the transaction rolls back with nothing claimed.
-import type { Kysely } from 'kysely';
+import type { Transaction } from 'kysely';
 import type { Database } from '../../db/tables';
 import * as products from '../../db/queries/products';
 import * as serials from '../../db/queries/serials';
@@ -14,7 +14,7 @@ export const maxClaimAmount = 1000;
 export type SerialClaimView = ReturnType<typeof serialClaimView>;
 
 export async function claimSerials(
-  trx: Kysely<Database>,
+  trx: Transaction<Database>,
   shopId: string,
   productId: string,
   amount: number,

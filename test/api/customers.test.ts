@@ -38,12 +38,9 @@ beforeAll(async () => {
     { email: 'eve@example.com', name: 'Eve', country: 'DE', total_spent: '120.50' },
     { email: 'fay@example.com', name: 'Fay', country: 'DE', total_spent: '1' },
   ].map((c, i) =>
-    newCustomerRow(
-      { id: shopA, currency: 'EUR' },
-      { ...c, created_at: new Date(base + Math.min(i, 4) * 1000).toISOString() },
-    ),
+    newCustomerRow({ currency: 'EUR' }, { ...c, created_at: new Date(base + Math.min(i, 4) * 1000).toISOString() }),
   );
-  const inserted = await insertCustomers(t.db, rows);
+  const inserted = await t.db.transaction().execute((trx) => insertCustomers(trx, shopA, rows));
   ids = Object.fromEntries(inserted.map((c) => [c.email.split('@')[0]!, c.id]));
   // Bob and Cy were referred by Ada.
   await sql`update customers set referred_by_customer_id = ${ids.ada} where id in (${ids.bob}, ${ids.cy})`.execute(

@@ -48,7 +48,7 @@ export interface TestApp {
   http: Agent;
   createShop(input?: { name?: string; plan?: 'free' | 'pro' | 'business'; currency?: string }): Promise<string>;
   createKey(shopId: string, scopes: string[], name?: string): Promise<{ id: string; key: string }>;
-  seed(shopId: string, fixtures: Fixtures): Promise<{ products: string[]; variants: string[] }>;
+  seed(shopId: string, fixtures: Fixtures): ReturnType<typeof seedFixtures>;
   redis: RedisClient | undefined;
   close(): Promise<void>;
 }

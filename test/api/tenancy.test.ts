@@ -1,0 +1,800 @@
+// Tenancy, checked four ways (issue 7, point 3):
+//  a. the catalog: every shop-owned table has a unique (shop_id, id), every reference between shop-owned rows is a
+//     composite foreign key that carries shop_id on both sides, and no shop-less table points into shop rows;
+//  b. the database refuses a row of shop B that points at a row of shop A (23503), whatever the code does;
+//  c. the walk: every operation of the contract with a path parameter, called by shop B with shop A's ids (and by
+//     A with B's ids), answers 404 (implemented) or 501 (not yet), never a success or a 403, and changes nothing;
+//     the same calls by A with its own ids succeed, so the 404s are about tenancy and not about bad ids;
+//  d. the source: every query module reaches shop-owned tables only through inShop()/inShopForWrite().
+// Two shops with identical data come from test/helpers/two-shops.ts; add new resource kinds there.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { sql, type Kysely, type Transaction } from 'kysely';
+import { handlers, notImplemented } from '../../handlers';
+import { inShop, inShopForWrite } from '../../db/queries/shop-scope';
+import type { Database } from '../../db/tables';
+import { operations } from '../../src/generated/operations';
+import { loadSpec } from '../../src/spec';
+import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
+import {
+  createTwoShops,
+  isResourceKind,
+  shopDataShape,
+  type ResourceKind,
+  type TenantShop,
+  type TwoShops,
+} from '../helpers/two-shops';
+
+const root = join(__dirname, '..', '..');
+const spec = loadSpec();
+
+// ---------------------------------------------------------------------------------------------------------------
+// The contract's path parameters -> resource kinds
+// ---------------------------------------------------------------------------------------------------------------
+
+/** The resource kind of each path parameter of the contract, by its components/parameters name. */
+const parameterKinds: Readonly<Record<string, string>> = {
+  ProductId: 'product',
+  OrderId: 'order',
+  ItemId: 'orderItem',
+  CustomerId: 'customer',
+  AffiliateCustomerId: 'affiliate',
+  AffiliateApplicationId: 'affiliateApplication',
+  PaymentLinkId: 'paymentLink',
+  FieldId: 'variantField',
+  QuantityDealUniqid: 'quantityDeal',
+  SubscriptionId: 'subscription',
+  LicenseId: 'license',
+  WebhookId: 'webhook',
+  WebhookLogId: 'webhookLog',
+  ThemeId: 'theme',
+  PreviewSessionId: 'previewSession',
+  DomainId: 'domain',
+  BotId: 'messagingBot',
+  ReportId: 'report',
+  SessionId: 'dashboardSession',
+  ResellerId: 'reseller',
+  CouponCode: 'couponCode',
+};
+
+/** Where an operation needs a particular resource of a kind (claims need a SERIALS product without variants). */
+const operationKinds: Readonly<Record<string, Readonly<Record<string, ResourceKind>>>> = {
+  claimProductSerials: { id: 'serialProduct' },
+};
+
+/**
+ * Resource kinds the two shops do not hold yet: a syntactically valid id of the right shape stands in. When an
+ * issue builds one of these, it seeds the kind in test/helpers/two-shops.ts and removes its line here; an
+ * implemented operation walked with a placeholder makes this file fail.
+ */
+const placeholderIds: Readonly<Record<string, string>> = {
+  order: 'ord_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f',
+  orderItem: 'item_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f',
+  affiliateApplication: 'aapp_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f',
+  paymentLink: 'plink_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f',
+  variantField: 'vfld_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f',
+  quantityDeal: '0195f3c1-a2b3-7c9d-8e4f-5a6b7c8d9e0f',
+  subscription: 'sub_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f',
+  license: 'lic_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f',
+  webhook: 'whk_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f',
+  webhookLog: 'whl_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f',
+  theme: 'thm_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f',
+  previewSession: 'pvs_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f',
+  domain: 'dom_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f',
+  messagingBot: 'bot_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f',
+  report: 'rep_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f',
+  dashboardSession: 'sess_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f',
+  reseller: 'rsl_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f',
+  couponCode: 'TENANCY10',
+};
+
+type OperationId = keyof typeof operations;
+
+interface PathParam {
+  name: string;
+  /** components/parameters name, or `inline` */
+  ref: string;
+  kind: string | undefined;
+}
+
+interface Route {
+  operationId: OperationId;
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
+  path: string;
+  params: PathParam[];
+  implemented: boolean;
+  example: unknown;
+  query: Record<string, string>;
+}
+
+function resolveParam(p: any): { def: any; ref: string } {
+  if (typeof p?.$ref === 'string') {
+    const ref = p.$ref.split('/').pop() as string;
+    return { def: spec.components.parameters[ref], ref };
+  }
+  return { def: p, ref: 'inline' };
+}
+
+/** Every operation of the contract whose path has a parameter, with what the walk needs to call it. */
+const routes: Route[] = (Object.keys(operations) as OperationId[])
+  .filter((id) => operations[id].path.includes('{'))
+  .sort()
+  .map((operationId) => {
+    const { method, path } = operations[operationId] as { method: Route['method']; path: string };
+    const op = spec.paths[path]?.[method];
+    const declared = [...(spec.paths[path]?.parameters ?? []), ...(op?.parameters ?? [])].map(resolveParam);
+    const params = [...path.matchAll(/\{([^}]+)\}/g)].map(([, name]) => {
+      const found = declared.find((d) => d.def?.in === 'path' && d.def?.name === name);
+      const ref = found?.ref ?? 'inline';
+      return { name: name!, ref, kind: operationKinds[operationId]?.[name!] ?? parameterKinds[ref] };
+    });
+    const query: Record<string, string> = {};
+    for (const { def } of declared) {
+      if (def?.in !== 'query' || !def.required) continue;
+      const value = def.example ?? def.schema?.example ?? def.schema?.enum?.[0];
+      if (value === undefined) throw new Error(`${operationId}: give the required query parameter ${def.name} a value`);
+      query[def.name] = String(value);
+    }
+    return {
+      operationId,
+      method,
+      path,
+      params,
+      implemented: (handlers as Record<string, unknown>)[operationId] !== notImplemented,
+      example: op?.requestBody?.content?.['application/json']?.example,
+      query,
+    };
+  });
+const implementedRoutes = routes.filter((r) => r.implemented);
+
+/** The id a shop uses for a parameter: its own fixture id of that kind, or the kind's placeholder. */
+function idFor(shop: TenantShop, kind: string | undefined): { id: string; real: boolean } {
+  if (kind !== undefined && isResourceKind(kind)) return { id: shop.ids[kind], real: true };
+  if (kind !== undefined && placeholderIds[kind] !== undefined) return { id: placeholderIds[kind], real: false };
+  throw new Error(`no resource kind for this parameter: map it in parameterKinds of test/api/tenancy.test.ts`);
+}
+
+/** An id of the same shape that exists in no shop. */
+function missingIdLike(id: string): string {
+  if (/^[0-9a-f]{8}-[0-9a-f]{4}-/.test(id)) return '00000000-0000-4000-8000-000000000000';
+  const prefix = id.includes('_') ? id.slice(0, id.indexOf('_') + 1) : '';
+  return `${prefix}${'0'.repeat(Math.max(1, id.length - prefix.length))}`;
+}
+
+function urlOf(route: Route, ids: Record<string, string>): string {
+  const filled = route.path.replace(/\{([^}]+)\}/g, (_m, name: string) => encodeURIComponent(ids[name]!));
+  const qs = new URLSearchParams(route.query).toString();
+  return `/dev/v1${filled}${qs ? `?${qs}` : ''}`;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The app, the two shops
+// ---------------------------------------------------------------------------------------------------------------
+
+let t: TestApp;
+let shops: TwoShops;
+let requestCounter = 0;
+
+async function call(route: Route, caller: TenantShop, ids: Record<string, string>) {
+  let req = t.http[route.method](urlOf(route, ids)).set(bearer(caller.key));
+  if (route.method !== 'get') req = req.set('Idempotency-Key', `tenancy-${caller.label}-${++requestCounter}`);
+  if (route.example !== undefined) req = req.send(route.example as object);
+  return req;
+}
+
+/** The parameters of a route filled with `owner`'s ids (fixture ids, or placeholders for kinds not seeded yet). */
+function idsOf(route: Route, owner: TenantShop): { ids: Record<string, string>; placeholders: string[] } {
+  const ids: Record<string, string> = {};
+  const placeholders: string[] = [];
+  for (const p of route.params) {
+    const { id, real } = idFor(owner, p.kind);
+    ids[p.name] = id;
+    if (!real) placeholders.push(`{${p.name}} (${p.kind})`);
+  }
+  return { ids, placeholders };
+}
+
+beforeAll(async () => {
+  // A few hundred requests from one shop: lift the rate limit, which is not what this file tests.
+  t = await startTestApp({ env: { RATE_LIMIT_FREE: '100000', RATE_LIMIT_ANONYMOUS: '100000' } });
+  shops = await createTwoShops(t);
+  // Use each key once, so the walk does not stamp credentials.last_used_at for the first time.
+  for (const s of [shops.a, shops.b]) expect((await t.http.get('/dev/v1/me').set(bearer(s.key))).status).toBe(200);
+});
+afterAll(() => t?.close());
+
+test('the two shops hold the same data under different ids', async () => {
+  const [a, b] = [await shopDataShape(t, shops.a.shopId), await shopDataShape(t, shops.b.shopId)];
+  expect(b).toEqual(a);
+  expect(a.products).toHaveLength(2);
+  expect(a.product_variants).toHaveLength(2);
+  expect(a.product_serials).toHaveLength(3);
+  expect(a.customers).toHaveLength(3);
+  for (const kind of Object.keys(shops.a.ids) as ResourceKind[]) expect(shops.b.ids[kind]).not.toBe(shops.a.ids[kind]);
+});
+
+// ---------------------------------------------------------------------------------------------------------------
+// a. The catalog
+// ---------------------------------------------------------------------------------------------------------------
+
+interface ForeignKey {
+  name: string;
+  from_table: string;
+  from_columns: string[];
+  to_table: string;
+  to_columns: string[];
+}
+
+async function shopOwnedTables(db: Kysely<Database> | Transaction<Database>): Promise<string[]> {
+  const r = await sql<{ table_name: string }>`
+    select c.table_name::text as table_name
+    from information_schema.columns c
+    join information_schema.tables t on t.table_schema = c.table_schema and t.table_name = c.table_name
+    where c.table_schema = 'public' and c.column_name = 'shop_id' and t.table_type = 'BASE TABLE'
+    order by 1`.execute(db);
+  return r.rows.map((x) => x.table_name);
+}
+
+/** Unique, non-partial, immediate constraints and indexes of `public` tables, as column lists. */
+async function uniqueKeys(db: Kysely<Database> | Transaction<Database>): Promise<{ table: string; columns: string }[]> {
+  const r = await sql<{ table: string; columns: string }>`
+    select cl.relname::text as table,
+      (select string_agg(a.attname::text, ',' order by k.ord)
+         from unnest(i.indkey::int2[]) with ordinality as k(attnum, ord)
+         join pg_attribute a on a.attrelid = i.indrelid and a.attnum = k.attnum) as columns
+    from pg_index i
+    join pg_class cl on cl.oid = i.indrelid
+    join pg_namespace n on n.oid = cl.relnamespace
+    where n.nspname = 'public' and i.indisunique and i.indimmediate
+      and i.indpred is null and i.indexprs is null`.execute(db);
+  return r.rows;
+}
+
+async function foreignKeys(db: Kysely<Database> | Transaction<Database>): Promise<ForeignKey[]> {
+  const r = await sql<{ name: string; from_table: string; from_columns: string; to_table: string; to_columns: string }>`
+    select con.conname::text as name, src.relname::text as from_table, dst.relname::text as to_table,
+      (select string_agg(a.attname::text, ',' order by k.ord)
+         from unnest(con.conkey) with ordinality as k(attnum, ord)
+         join pg_attribute a on a.attrelid = con.conrelid and a.attnum = k.attnum) as from_columns,
+      (select string_agg(a.attname::text, ',' order by k.ord)
+         from unnest(con.confkey) with ordinality as k(attnum, ord)
+         join pg_attribute a on a.attrelid = con.confrelid and a.attnum = k.attnum) as to_columns
+    from pg_constraint con
+    join pg_class src on src.oid = con.conrelid
+    join pg_class dst on dst.oid = con.confrelid
+    join pg_namespace n on n.oid = src.relnamespace
+    where con.contype = 'f' and n.nspname = 'public'
+    order by 2, 1`.execute(db);
+  return r.rows.map((x) => ({ ...x, from_columns: x.from_columns.split(','), to_columns: x.to_columns.split(',') }));
+}
+
+/**
+ * References from a table WITHOUT shop_id into shop-owned rows: such a table could link rows of two shops, so each
+ * one must be justified here.
+ */
+const shopLessReferences: Readonly<Record<string, string>> = {
+  'idempotency_keys(credential_id) -> credentials(id)':
+    'a key belongs to the one credential that made the request; it never links two shop rows',
+};
+
+/** Every way the schema breaks the tenancy rules (empty when it keeps them). */
+async function tenancyViolations(db: Kysely<Database> | Transaction<Database>): Promise<string[]> {
+  const owned = new Set(await shopOwnedTables(db));
+  const uniques = await uniqueKeys(db);
+  const fks = await foreignKeys(db);
+  const notNull = await sql<{ table_name: string; is_nullable: string }>`
+    select table_name::text as table_name, is_nullable::text as is_nullable from information_schema.columns
+    where table_schema = 'public' and column_name = 'shop_id'`.execute(db);
+  const problems: string[] = [];
+  for (const table of owned) {
+    if (!uniques.some((u) => u.table === table && u.columns === 'shop_id,id')) {
+      problems.push(`${table}: no unique constraint on exactly (shop_id, id)`);
+    }
+    if (notNull.rows.find((r) => r.table_name === table)?.is_nullable !== 'NO') {
+      problems.push(`${table}: shop_id is nullable`);
+    }
+    if (!fks.some((f) => f.from_table === table && f.to_table === 'shops' && f.from_columns.join() === 'shop_id')) {
+      problems.push(`${table}: shop_id does not reference shops (id)`);
+    }
+  }
+  for (const fk of fks) {
+    const text = `${fk.from_table}(${fk.from_columns.join(', ')}) -> ${fk.to_table}(${fk.to_columns.join(', ')})`;
+    if (!owned.has(fk.to_table)) continue;
+    if (!owned.has(fk.from_table)) {
+      if (!shopLessReferences[text])
+        problems.push(`${fk.name}: ${text} points into shop rows from a table without shop_id`);
+      continue;
+    }
+    const paired = fk.from_columns.some((c, i) => c === 'shop_id' && fk.to_columns[i] === 'shop_id');
+    if (!paired) problems.push(`${fk.name}: ${text} does not carry shop_id -> shop_id (make it (shop_id, x_id))`);
+  }
+  return problems;
+}
+
+describe('a. the catalog', () => {
+  test('every shop-owned table has a unique (shop_id, id) and every reference between shop rows carries shop_id', async () => {
+    const owned = await shopOwnedTables(t.db);
+    // Not vacuous: the tables and composite keys of the migrations so far are all seen.
+    expect(owned).toEqual(
+      expect.arrayContaining(['credentials', 'customers', 'product_serials', 'product_variants', 'products']),
+    );
+    const composite = (await foreignKeys(t.db)).filter(
+      (f) => owned.includes(f.from_table) && owned.includes(f.to_table),
+    );
+    expect(composite.map((f) => f.name).sort()).toEqual(
+      expect.arrayContaining([
+        'customers_referred_by_fkey',
+        'product_serials_product_fkey',
+        'product_serials_variant_fkey',
+        'product_variants_product_fkey',
+      ]),
+    );
+    expect(await tenancyViolations(t.db)).toEqual([]);
+  });
+
+  test('the check catches a table that forgets the rules (a probe created and rolled back)', async () => {
+    const rollback = new Error('rollback');
+    let found: string[] = [];
+    await expect(
+      t.db.transaction().execute(async (trx) => {
+        await sql`create table tenancy_probe (
+          id text primary key,
+          shop_id text not null references shops (id),
+          product_id text references products (id))`.execute(trx);
+        await sql`create table tenancy_probe_link (
+          id text primary key,
+          customer_id text references customers (id))`.execute(trx);
+        found = await tenancyViolations(trx);
+        throw rollback;
+      }),
+    ).rejects.toBe(rollback);
+    expect(found).toEqual(
+      expect.arrayContaining([
+        'tenancy_probe: no unique constraint on exactly (shop_id, id)',
+        expect.stringMatching(/^tenancy_probe_product_id_fkey: tenancy_probe\(product_id\) -> products\(id\) does not/),
+        expect.stringMatching(/^tenancy_probe_link_customer_id_fkey: .* from a table without shop_id$/),
+      ]),
+    );
+    expect(await shopOwnedTables(t.db)).not.toContain('tenancy_probe');
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------------------
+// b. The database refuses a cross-shop link
+// ---------------------------------------------------------------------------------------------------------------
+
+class Rollback extends Error {}
+
+/** Runs `write` in a transaction that is always rolled back; returns the SQLSTATE and constraint it failed with. */
+async function attempt(
+  write: (trx: Transaction<Database>) => Promise<unknown>,
+): Promise<{ code: string; constraint?: string } | 'accepted'> {
+  try {
+    await t.db.transaction().execute(async (trx) => {
+      await write(trx);
+      throw new Rollback();
+    });
+  } catch (err) {
+    if (err instanceof Rollback) return 'accepted';
+    const e = err as { code?: string; constraint?: string };
+    return { code: String(e.code), ...(e.constraint ? { constraint: e.constraint } : {}) };
+  }
+  throw new Error('unreachable');
+}
+
+const uid = () => `${Date.now().toString(16)}${Math.random().toString(16).slice(2, 14)}`;
+
+const insertVariant = (trx: Transaction<Database>, shopId: string, productId: string) =>
+  sql`insert into product_variants (id, shop_id, product_id, title, price, price_display)
+      values (${`var_x${uid()}`}, ${shopId}, ${productId}, 'Standard', 25, 25)`.execute(trx);
+
+const insertSerial = (trx: Transaction<Database>, shopId: string, productId: string, variantId: string | null) =>
+  sql`insert into product_serials (id, shop_id, product_id, variant_id, serial)
+      values (${`ser_x${uid()}`}, ${shopId}, ${productId}, ${variantId}, 'CROSS-0001')`.execute(trx);
+
+const insertCustomer = (trx: Transaction<Database>, shopId: string, referredBy: string) =>
+  sql`insert into customers (id, shop_id, email, wallet_id, wallet_currency, referred_by_customer_id)
+      values (${`cus_x${uid()}`}, ${shopId}, ${`cross-${uid()}@example.com`}, ${`wal_x${uid()}`}, 'USD', ${referredBy})`.execute(
+    trx,
+  );
+
+describe('b. the database refuses a row of shop B that points at a row of shop A (23503)', () => {
+  const cases: [
+    string,
+    (trx: Transaction<Database>, own: TenantShop, other: TenantShop) => Promise<unknown>,
+    string,
+  ][] = [
+    [
+      'a variant of B on A’s product',
+      (trx, own, other) => insertVariant(trx, own.shopId, other.ids.product),
+      'product_variants_product_fkey',
+    ],
+    [
+      'a serial of B on A’s product',
+      (trx, own, other) => insertSerial(trx, own.shopId, other.ids.serialProduct, null),
+      'product_serials_product_fkey',
+    ],
+    [
+      'a serial of B on B’s product with A’s variant',
+      (trx, own, other) => insertSerial(trx, own.shopId, own.ids.product, other.ids.variant),
+      'product_serials_variant_fkey',
+    ],
+    [
+      'a new customer of B referred by A’s affiliate',
+      (trx, own, other) => insertCustomer(trx, own.shopId, other.ids.affiliate),
+      'customers_referred_by_fkey',
+    ],
+    [
+      'B’s existing customer re-pointed at A’s affiliate',
+      (trx, own, other) =>
+        sql`update customers set referred_by_customer_id = ${other.ids.affiliate}
+              where id = ${own.ids.referredCustomer}`.execute(trx),
+      'customers_referred_by_fkey',
+    ],
+  ];
+
+  test.each(cases)('%s', async (_name, write, constraint) => {
+    // The same row pointing at B's own rows is accepted: the refusal is about the shop, nothing else.
+    expect(await attempt((trx) => write(trx, shops.b, shops.b))).toBe('accepted');
+    const refused = await attempt((trx) => write(trx, shops.b, shops.a));
+    expect(refused).not.toBe('accepted');
+    expect(refused).toEqual({ code: '23503', constraint });
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------------------
+// c. The walk
+// ---------------------------------------------------------------------------------------------------------------
+
+/** Tables left out of the snapshot, and columns left out of a table's rows (bookkeeping, not tenant data). */
+const notSnapshotted = (table: string) => table === 'idempotency_keys' || table.startsWith('kysely_migration');
+const bookkeepingColumns: Readonly<Record<string, string[]>> = { credentials: ['last_used_at'] };
+
+/** Every table of `public`: row count and an md5 of its rows' text in primary-key order. */
+async function snapshot(): Promise<Record<string, string>> {
+  const tables = await sql<{ table: string; pk: string | null }>`
+    select c.relname::text as table,
+      (select string_agg(a.attname::text, ',' order by k.ord)
+         from pg_index i, unnest(i.indkey::int2[]) with ordinality as k(attnum, ord)
+         join pg_attribute a on a.attnum = k.attnum
+         where i.indrelid = c.oid and i.indisprimary and a.attrelid = c.oid) as pk
+    from pg_class c join pg_namespace n on n.oid = c.relnamespace
+    where n.nspname = 'public' and c.relkind in ('r', 'p')
+    order by 1`.execute(t.db);
+  const out: Record<string, string> = {};
+  for (const { table, pk } of tables.rows) {
+    if (notSnapshotted(table)) continue;
+    let rowText = sql`to_jsonb(r)`;
+    for (const column of bookkeepingColumns[table] ?? []) rowText = sql`(${rowText} - ${sql.lit(column)})`;
+    const order = pk ? sql.join(pk.split(',').map((c) => sql.ref(`r.${c}`))) : sql`${rowText}::text`;
+    const r = await sql<{ n: string; digest: string }>`
+      select count(*)::text as n, md5(coalesce(string_agg(${rowText}::text, E'\n' order by ${order}), '')) as digest
+      from ${sql.table(table)} as r`.execute(t.db);
+    out[table] = `${r.rows[0]!.n} rows, md5 ${r.rows[0]!.digest}`;
+  }
+  return out;
+}
+
+describe('c. every {id} route, called with the other shop’s ids: 404 or 501, never a success, nothing changed', () => {
+  let before: Record<string, string>;
+  let idempotencyBefore: Set<string>;
+  const walked = new Set<string>();
+
+  beforeAll(async () => {
+    before = await snapshot();
+    const rows = await t.db.selectFrom('idempotency_keys').select(['credential_id', 'operation_id', 'key']).execute();
+    idempotencyBefore = new Set(rows.map((r) => `${r.credential_id} ${r.operation_id} ${r.key}`));
+  });
+
+  test('the walk covers every operation of the contract with a path parameter', () => {
+    const withParams = (Object.keys(operations) as OperationId[]).filter((id) => operations[id].path.includes('{'));
+    expect(routes.map((r) => r.operationId).sort()).toEqual(withParams.sort());
+    const unmapped = routes.flatMap((r) =>
+      r.params.filter((p) => p.kind === undefined).map((p) => `${r.operationId} {${p.name}} (${p.ref})`),
+    );
+    expect(unmapped).toEqual([]);
+    const lines = routes.map((r) => {
+      const kinds = r.params.map((p) => `${p.name}=${p.kind}${isResourceKind(p.kind!) ? '' : ' (placeholder)'}`);
+      return `${r.implemented ? 'implemented    ' : '501 (not built)'}  ${r.operationId.padEnd(32)} ${r.method.toUpperCase().padEnd(6)} ${r.path}  [${kinds.join(', ')}]`;
+    });
+    console.log(
+      `The cross-shop walk covers ${routes.length} {id} routes (${implementedRoutes.length} implemented):\n${lines.join('\n')}`,
+    );
+  });
+
+  test('every implemented {id} operation is walked with real fixture ids, not placeholders', () => {
+    const missing = implementedRoutes.flatMap((r) => {
+      const { placeholders } = idsOf(r, shops.a);
+      return placeholders.map(
+        (p) => `${r.operationId} ${r.path}: ${p} has no fixture: add its resource to test/helpers/two-shops.ts`,
+      );
+    });
+    expect(missing).toEqual([]);
+  });
+
+  async function walkOne(route: Route, caller: TenantShop, owner: TenantShop) {
+    const { ids, placeholders } = idsOf(route, owner);
+    const res = await call(route, caller, ids);
+    walked.add(`${caller.label} ${route.operationId}`);
+    const said = `${route.operationId} by shop ${caller.label} with shop ${owner.label}'s ids answered ${res.status} ${JSON.stringify(res.body?.error ?? res.body)}`;
+    // Never a success (another shop's row was reached) nor a 403 (the caller has every scope: it must be 'not found').
+    expect({ said, refused: ![200, 201, 202, 204, 403].includes(res.status) }).toEqual({ said, refused: true });
+    if (route.implemented) {
+      if (placeholders.length > 0) {
+        throw new Error(
+          `${route.operationId} is implemented but is walked with a placeholder for ${placeholders.join(', ')}: add its resource to test/helpers/two-shops.ts`,
+        );
+      }
+      expect({ said, status: res.status }).toEqual({ said, status: 404 });
+      expect(res.body.error.code).toMatch(/^([A-Z_]+_)?NOT_FOUND$/);
+      // Indistinguishable from an id that exists nowhere: nothing tells B that A has this row.
+      const missing = Object.fromEntries(Object.entries(ids).map(([k, v]) => [k, missingIdLike(v)]));
+      const none = await call(route, caller, missing);
+      expect(none.status).toBe(404);
+      expect(res.body.error.code).toBe(none.body.error.code);
+      expect(res.body.error.message).toBe(none.body.error.message);
+    } else {
+      expect({ said, status: res.status }).toEqual({ said, status: 501 });
+      expect(res.body.error.code).toBe('NOT_IMPLEMENTED');
+    }
+  }
+
+  test.each(routes.map((r) => [r.operationId, r.method.toUpperCase(), r.path, r] as const))(
+    'shop B with shop A’s ids: %s %s %s',
+    async (_id, _method, _path, route) => walkOne(route, shops.b, shops.a),
+  );
+
+  test.each(implementedRoutes.map((r) => [r.operationId, r.method.toUpperCase(), r.path, r] as const))(
+    'shop A with shop B’s ids: %s %s %s',
+    async (_id, _method, _path, route) => walkOne(route, shops.a, shops.b),
+  );
+
+  test('nothing changed in the database (every table but idempotency_keys, compared row by row)', async () => {
+    // Not vacuous: the walk above ran in full (a filtered run, -t, fails here instead of passing on nothing).
+    expect(walked.size).toBe(routes.length + implementedRoutes.length);
+    const after = await snapshot();
+    expect(Object.keys(after)).toEqual(
+      expect.arrayContaining(['products', 'product_variants', 'product_serials', 'customers', 'credentials', 'shops']),
+    );
+    expect(after).toEqual(before);
+    // What the walk did leave: the idempotency records of its refused writes, each the walkers' own stored 404.
+    const rows = await t.db
+      .selectFrom('idempotency_keys')
+      .select(['credential_id', 'operation_id', 'key', 'state', 'response_status'])
+      .execute();
+    const added = rows.filter((r) => !idempotencyBefore.has(`${r.credential_id} ${r.operation_id} ${r.key}`));
+    for (const r of added) {
+      expect([shops.a.credentialId, shops.b.credentialId]).toContain(r.credential_id);
+      expect({ op: r.operation_id, state: r.state, status: r.response_status }).toEqual({
+        op: r.operation_id,
+        state: 'completed',
+        status: 404,
+      });
+    }
+  });
+
+  test.each(implementedRoutes.map((r) => [r.operationId, r.method.toUpperCase(), r.path, r] as const))(
+    'shop A with its own ids succeeds (so the 404s are about the shop): %s %s %s',
+    async (_id, _method, _path, route) => {
+      const { ids } = idsOf(route, shops.a);
+      const res = await call(route, shops.a, ids);
+      const said = `${route.operationId} by shop A with its own ids answered ${res.status} ${JSON.stringify(res.body?.error ?? '')}`;
+      expect({ said, ok: res.status >= 200 && res.status < 300 }).toEqual({ said, ok: true });
+    },
+  );
+});
+
+// ---------------------------------------------------------------------------------------------------------------
+// d. The source: query modules reach shop-owned tables only through the shop scope
+// ---------------------------------------------------------------------------------------------------------------
+
+const queriesDir = join(root, 'db', 'queries');
+const queryMethods = /\.\s*(selectFrom|updateTable|deleteFrom|insertInto|mergeInto|replaceInto)\s*\(/g;
+const joinMethods = /\.\s*(innerJoin|leftJoin|rightJoin|fullJoin)\s*\(/g;
+
+/**
+ * Queries that reach a shop-owned table without the scope by design, per file and enclosing function, with the
+ * reason. The test fails when an entry is no longer used, so this list cannot rot.
+ */
+const unscopedByDesign: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+  'credentials.ts': {
+    insertCredential: 'admin (CLI): the row being inserted names its shop',
+    liveCredentialWithShopByHash: 'authentication: the presented key decides the shop, so there is no shop yet',
+    touchCredential: 'by the id of the credential that has just authenticated',
+    revokeCredential: 'admin (CLI): an operator revokes a key by its id',
+    credentialsOfShop: 'admin (CLI): filters shop_id itself',
+  },
+};
+
+/** Comments blanked out (offsets and line numbers kept); strings kept. */
+function blankComments(src: string): string {
+  let out = '';
+  let i = 0;
+  while (i < src.length) {
+    const c = src[i]!;
+    const next = src[i + 1];
+    if (c === '/' && next === '/') {
+      const end = src.indexOf('\n', i);
+      const stop = end < 0 ? src.length : end;
+      out += ' '.repeat(stop - i);
+      i = stop;
+    } else if (c === '/' && next === '*') {
+      const end = src.indexOf('*/', i + 2);
+      const stop = end < 0 ? src.length : end + 2;
+      out += src.slice(i, stop).replace(/[^\n]/g, ' ');
+      i = stop;
+    } else if (c === "'" || c === '"' || c === '`') {
+      let j = i + 1;
+      while (j < src.length && src[j] !== c) j += src[j] === '\\' ? 2 : 1;
+      out += src.slice(i, j + 1);
+      i = j + 1;
+    } else {
+      out += c;
+      i += 1;
+    }
+  }
+  return out;
+}
+
+/** The end offset of the balanced (...) that opens at `open`. */
+function closingParen(src: string, open: number): number {
+  let depth = 0;
+  for (let i = open; i < src.length; i++) {
+    if (src[i] === '(') depth++;
+    else if (src[i] === ')' && --depth === 0) return i;
+  }
+  return src.length;
+}
+
+/** What the method call at `dot` is called on: `inShop(...)`, `inShopForWrite(...)`, an identifier, or other. */
+function receiverOf(src: string, dot: number, scopedVariables: Set<string>): { scoped: boolean; text: string } {
+  let i = dot - 1;
+  while (i >= 0 && /\s/.test(src[i]!)) i--;
+  if (src[i] === ')') {
+    let depth = 0;
+    for (; i >= 0; i--) {
+      if (src[i] === ')') depth++;
+      else if (src[i] === '(' && --depth === 0) break;
+    }
+    const callee = /([A-Za-z_$][\w$]*)\s*$/.exec(src.slice(0, i))?.[1] ?? '';
+    return { scoped: callee === 'inShop' || callee === 'inShopForWrite', text: `${callee}(…)` };
+  }
+  const name = /([A-Za-z_$][\w$]*)$/.exec(src.slice(0, i + 1))?.[1] ?? '';
+  return { scoped: scopedVariables.has(name), text: name || src.slice(Math.max(0, i - 20), i + 1).trim() };
+}
+
+/** The top-level declaration (a function or a `const`, starting at column 0) that holds `offset`. */
+function enclosingFunction(src: string, offset: number): string {
+  const declarations =
+    /^(?:export\s+)?(?:async\s+)?(?:function\*?\s+([A-Za-z_$][\w$]*)|(?:const|let)\s+([A-Za-z_$][\w$]*))/gm;
+  const matches = [...src.slice(0, offset).matchAll(declarations)];
+  const last = matches[matches.length - 1];
+  return last ? (last[1] ?? last[2]!) : '(top level)';
+}
+
+interface Finding {
+  where: string;
+  file: string;
+  fn: string;
+  message: string;
+}
+
+/** The findings of one query module's text (`file` is its name in db/queries). */
+function scanSource(
+  file: string,
+  raw: string,
+  shopTables: Set<string>,
+): { findings: Finding[]; exemptionsUsed: Set<string> } {
+  const findings: Finding[] = [];
+  const exemptionsUsed = new Set<string>();
+  const src = blankComments(raw);
+  const lineOf = (offset: number) => src.slice(0, offset).split('\n').length;
+  const scopedVariables = new Set(
+    [...src.matchAll(/(?:const|let)\s+([A-Za-z_$][\w$]*)\s*(?::[^=]+)?=\s*inShop(?:ForWrite)?\s*\(/g)].map(
+      (m) => m[1]!,
+    ),
+  );
+  const report = (offset: number, message: string) => {
+    const fn = enclosingFunction(src, offset);
+    if (unscopedByDesign[file]?.[fn]) {
+      exemptionsUsed.add(`${file} ${fn}`);
+      return;
+    }
+    findings.push({ where: `db/queries/${file}:${lineOf(offset)}`, file, fn, message });
+  };
+  for (const m of src.matchAll(queryMethods)) {
+    const dot = m.index!;
+    const open = dot + m[0].length - 1;
+    const argument = src.slice(open + 1, closingParen(src, open)).trim();
+    const literal = /^(['"`])([^'"`]*)\1/.exec(argument);
+    const table = literal ? literal[2]!.split(/\s+as\s+/)[0]!.trim() : undefined;
+    if (table !== undefined && !shopTables.has(table)) continue;
+    const receiver = receiverOf(src, dot, scopedVariables);
+    if (receiver.scoped) continue;
+    report(
+      dot,
+      table !== undefined
+        ? `${receiver.text}.${m[1]}('${table}') reaches a shop-owned table outside inShop()/inShopForWrite()`
+        : `${receiver.text}.${m[1]}(${argument.split(/[,)]/)[0]}) names its table at run time, outside inShop()/inShopForWrite()`,
+    );
+  }
+  for (const m of src.matchAll(joinMethods)) {
+    const open = m.index! + m[0].length - 1;
+    const args = src.slice(open + 1, closingParen(src, open));
+    const literal = /^\s*(['"`])([^'"`]*)\1/.exec(args);
+    const table = literal ? literal[2]!.split(/\s+as\s+/)[0]!.trim() : undefined;
+    if (table === undefined || !shopTables.has(table)) continue;
+    if (!/shop_id/.test(args)) report(m.index!, `.${m[1]}('${table}') does not join on shop_id`);
+  }
+  return { findings, exemptionsUsed };
+}
+
+describe('d. the source: db/queries reaches shop-owned tables only through inShop()/inShopForWrite()', () => {
+  test('no query module selects, updates, deletes or inserts shop rows outside the shop scope', async () => {
+    const shopTables = new Set(await shopOwnedTables(t.db));
+    const files = readdirSync(queriesDir).filter((f) => f.endsWith('.ts') && f !== 'shop-scope.ts');
+    expect(files).toEqual(expect.arrayContaining(['customers.ts', 'products.ts', 'serials.ts', 'shop-rows.ts']));
+    const findings: Finding[] = [];
+    const exemptionsUsed = new Set<string>();
+    for (const file of files) {
+      const r = scanSource(file, readFileSync(join(queriesDir, file), 'utf8'), shopTables);
+      findings.push(...r.findings);
+      for (const e of r.exemptionsUsed) exemptionsUsed.add(e);
+    }
+    expect(findings.map((f) => `${f.where} (${f.fn}): ${f.message}`)).toEqual([]);
+    // Every exemption is still needed (delete the ones that are not).
+    const declared = Object.entries(unscopedByDesign).flatMap(([file, fns]) =>
+      Object.keys(fns).map((fn) => `${file} ${fn}`),
+    );
+    expect(declared.filter((d) => !exemptionsUsed.has(d))).toEqual([]);
+  });
+
+  test('the scan finds unscoped queries (it is not blind)', async () => {
+    const probe = [
+      "// db.selectFrom('products') in a comment is not a query",
+      "export const a = (db) => db.selectFrom('products').selectAll();",
+      "export function b(trx) {\n  return trx\n    .updateTable('customers as c').set({ note: '' });\n}",
+      'export const c = (db, table) => db.deleteFrom(table);',
+      "export const d = (db, s) => inShop(db, s).selectFrom('products').leftJoin('product_variants as v', 'v.id', 'x');",
+      "export const e = (db, s) => inShop(db, s).selectFrom('product_serials as s').selectAll();",
+      "export const f = (trx, s) => { const scope = inShopForWrite(trx, s); return scope.deleteFrom('products'); };",
+      "export const g = (db) => db.selectFrom('shops').selectAll();",
+    ].join('\n');
+    const { findings } = scanSource('probe.ts', probe, new Set(await shopOwnedTables(t.db)));
+    expect(findings.map((f) => `${f.where} ${f.fn}`)).toEqual([
+      'db/queries/probe.ts:2 a',
+      'db/queries/probe.ts:5 b',
+      'db/queries/probe.ts:7 c',
+      'db/queries/probe.ts:8 d',
+    ]);
+  });
+
+  test('every builder of the scope carries the shop: selects, updates and deletes filter shop_id, inserts set it', async () => {
+    const shop = shops.a.shopId;
+    const select = inShop(t.db, shop).selectFrom('products as p').select('p.id').compile();
+    expect(select.sql).toMatch(/where "p"\."shop_id" = \$1/);
+    expect(select.parameters).toEqual([shop]);
+    await t.db.transaction().execute(async (trx) => {
+      const scope = inShopForWrite(trx, shop);
+      const update = scope.updateTable('customers').set({ note: 'x' }).where('id', '=', 'cus_x').compile();
+      expect(update.sql).toMatch(/"customers"\."shop_id" = \$\d/);
+      expect(update.parameters).toContain(shop);
+      const del = scope.deleteFrom('product_serials').where('id', '=', 'ser_x').compile();
+      expect(del.sql).toMatch(/"product_serials"\."shop_id" = \$\d/);
+      expect(del.parameters).toContain(shop);
+      const row = {
+        id: 'var_x',
+        product_id: 'prod_x',
+        title: 'T',
+        price: '1',
+        price_display: '1',
+        shop_id: 'shop_other',
+      };
+      const insert = scope.insertInto('product_variants', row as never).compile();
+      expect(insert.parameters).toContain(shop);
+      expect(insert.parameters).not.toContain('shop_other');
+      const selectW = scope.selectFrom('product_variants').selectAll().compile();
+      expect(selectW.sql).toMatch(/"product_variants"\."shop_id" = \$1/);
+    });
+  });
+});

@@ -1,0 +1,174 @@
+// Two shops, A and B, with IDENTICAL data (same titles, slugs, prices, variants, serial values, customer emails,
+// affiliate code), each with a full-access key. Tenancy tests use one shop's key with the other shop's ids: since
+// everything but the ids is the same, only the shop boundary can make the answer differ.
+//
+// Adding a resource kind (orders, licenses, webhooks, themes…) when its issue lands:
+//   1. add its name to `resourceKinds` (the name test/api/tenancy.test.ts maps the contract's path parameter to);
+//   2. seed it: extend `sameData` if the fixture format (src/domain/fixtures.ts) learnt it, or append a step to
+//      `seedSteps` that creates the same rows in the shop it is given and returns their ids;
+//   3. remove its placeholder from `placeholderIds` in test/api/tenancy.test.ts.
+// createTwoShops() fails when a kind of `resourceKinds` gets no id, so a half-added kind cannot go unnoticed.
+import { sql } from 'kysely';
+import type { Fixtures } from '../../src/domain/fixtures';
+import type { TestApp } from './test-app';
+
+/** Every kind of resource the two shops hold, by the name the tenancy walk uses for it. */
+export const resourceKinds = [
+  /** A SERVICE product with two variants. */
+  'product',
+  /** A SERIALS product without variants, with three available serials (claimable). */
+  'serialProduct',
+  /** The first variant of `product`. */
+  'variant',
+  /** The oldest serial of `serialProduct`. */
+  'serial',
+  /** A customer who is neither an affiliate nor referred. */
+  'customer',
+  /** A customer who is an affiliate (code `ADA10`). */
+  'affiliate',
+  /** A customer referred by `affiliate`. */
+  'referredCustomer',
+] as const;
+
+export type ResourceKind = (typeof resourceKinds)[number];
+export type ShopIds = Readonly<Record<ResourceKind, string>>;
+
+export function isResourceKind(kind: string): kind is ResourceKind {
+  return (resourceKinds as readonly string[]).includes(kind);
+}
+
+export interface TenantShop {
+  label: 'A' | 'B';
+  shopId: string;
+  /** A full-access (`*`) API key of this shop. */
+  key: string;
+  credentialId: string;
+  ids: ShopIds;
+}
+
+export interface TwoShops {
+  a: TenantShop;
+  b: TenantShop;
+}
+
+/** The data both shops get, byte for byte (explicit slugs, so no random suffix tells them apart). */
+export const sameData: Fixtures = {
+  products: [
+    {
+      title: 'Tenancy Service',
+      slug: 'tenancy-service',
+      type: 'SERVICE',
+      price: '25.00',
+      description: 'The same product in two shops.',
+      variants: [
+        { title: 'Standard', price: '25.00' },
+        { title: 'Deluxe', price: '40.00', stock: 5 },
+      ],
+    },
+    {
+      title: 'Tenancy Keys',
+      slug: 'tenancy-keys',
+      type: 'SERIALS',
+      price: '9.99',
+      serials: ['TENANCY-0001', 'TENANCY-0002', 'TENANCY-0003'],
+    },
+  ],
+  customers: [
+    {
+      email: 'ada@example.com',
+      name: 'Ada Lovelace',
+      country: 'GB',
+      total_spent: '120.50',
+      total_orders: 3,
+      wallet_balance: '15.00',
+      affiliate: { code: 'ADA10', commission_percent: '12.5', balance: '7.25', lifetime_earnings: '30' },
+    },
+    { email: 'bob@example.com', name: 'Bob Referred', referred_by: 'ada@example.com' },
+    { email: 'carol@example.com', name: 'Carol Plain', country: 'US', wallet_balance: '5.00' },
+  ],
+};
+
+/**
+ * One seeding step: creates rows in `shopId` (the same rows whichever shop it is given) and returns the ids of the
+ * kinds it created. `ids` holds what earlier steps returned, so a step can hang its rows on them.
+ */
+export type SeedStep = (t: TestApp, shopId: string, ids: Partial<ShopIds>) => Promise<Partial<ShopIds>>;
+
+const catalogAndCustomers: SeedStep = async (t, shopId) => {
+  const seeded = await t.seed(shopId, sameData);
+  const [product, serialProduct] = seeded.products;
+  const serial = await t.db
+    .selectFrom('product_serials')
+    .select('id')
+    .where('shop_id', '=', shopId)
+    .where('product_id', '=', serialProduct!)
+    .orderBy('created_at')
+    .orderBy('id')
+    .executeTakeFirstOrThrow();
+  const customers = await t.db.selectFrom('customers').select(['id', 'email']).where('shop_id', '=', shopId).execute();
+  const byEmail = (email: string) => {
+    const row = customers.find((c) => c.email === email);
+    if (!row) throw new Error(`two-shops: customer ${email} was not seeded in ${shopId}`);
+    return row.id;
+  };
+  return {
+    product,
+    serialProduct,
+    variant: seeded.variants[0],
+    serial: serial.id,
+    customer: byEmail('carol@example.com'),
+    affiliate: byEmail('ada@example.com'),
+    referredCustomer: byEmail('bob@example.com'),
+  };
+};
+
+/** Run in order for each shop. Append steps for new resource kinds (see the top of this file). */
+export const seedSteps: readonly SeedStep[] = [catalogAndCustomers];
+
+async function tenantShop(t: TestApp, label: 'A' | 'B'): Promise<TenantShop> {
+  const shopId = await t.createShop({ name: 'Tenancy Shop', plan: 'free', currency: 'USD' });
+  const credential = await t.createKey(shopId, ['*'], `tenancy ${label}`);
+  let ids: Partial<ShopIds> = {};
+  for (const step of seedSteps) ids = { ...ids, ...(await step(t, shopId, ids)) };
+  const missing = resourceKinds.filter((k) => typeof ids[k] !== 'string');
+  if (missing.length > 0) {
+    throw new Error(`two-shops: no seed step returned an id for ${missing.join(', ')} (add one to seedSteps)`);
+  }
+  return { label, shopId, key: credential.key, credentialId: credential.id, ids: ids as ShopIds };
+}
+
+/** Shop A and shop B, seeded with the same data, each with a `*` key. */
+export async function createTwoShops(t: TestApp): Promise<TwoShops> {
+  const a = await tenantShop(t, 'A');
+  const b = await tenantShop(t, 'B');
+  for (const kind of resourceKinds) {
+    if (a.ids[kind] === b.ids[kind]) throw new Error(`two-shops: A and B share the ${kind} id ${a.ids[kind]}`);
+  }
+  return { a, b };
+}
+
+/**
+ * The shop's rows with their ids and shop ids left out, as comparable text per table: equal for A and B when they
+ * hold the same data. (Ids, foreign keys to the shop's own rows, generated uniqids/wallet ids and times differ.)
+ */
+export async function shopDataShape(t: TestApp, shopId: string): Promise<Record<string, string[]>> {
+  const shape = async (table: string, columns: string[]) => {
+    const r = await sql<{ row: string }>`select ${sql.raw(columns.join(" || '|' || "))} as row from ${sql.table(
+      table,
+    )} where shop_id = ${shopId} order by 1`.execute(t.db);
+    return r.rows.map((x) => x.row);
+  };
+  return {
+    products: await shape('products', ['title', 'slug', 'type', 'price::text', 'stock::text']),
+    product_variants: await shape('product_variants', ['title', 'price::text', 'stock::text']),
+    product_serials: await shape('product_serials', ['serial', 'status']),
+    customers: await shape('customers', [
+      'email',
+      "coalesce(name, '')",
+      'is_affiliate::text',
+      "coalesce(affiliate_code, '')",
+      'wallet_balance::text',
+      '(referred_by_customer_id is not null)::text',
+    ]),
+  };
+}
