@@ -18,6 +18,8 @@ import { requestId } from './http/request-id';
 import type { RedisClient } from './platform/redis';
 import { CursorCodec } from './platform/cursor';
 import { Idempotency } from './platform/idempotency';
+import { UnitOfWork, type EffectSink } from './platform/unit-of-work';
+import { ReadOnlyPlugin } from '../db/read-only';
 
 export interface AppOptions {
   db: Kysely<Database>;
@@ -33,18 +35,30 @@ export interface AppOptions {
   redis?: RedisClient;
   /** Key prefix of the rate-limit counters (tests isolate themselves with their own). */
   rateLimitPrefix?: string;
+  /** Where writes' side effects go (events outbox, mail queue, audit trail), inside their transaction. */
+  effectSinks?: EffectSink[];
+  /** Waits between write retries (tests pass one that does not sleep). */
+  sleep?: (ms: number) => Promise<void>;
 }
 
 export async function createApp(options: AppOptions): Promise<express.Express> {
   const { db, config, logger } = options;
   const cursors = new CursorCodec(await serverSecret(db, 'cursor'), options.now);
   const limiter = createRateLimiter(config, logger, options.redis, options.rateLimitPrefix);
+  const unitOfWork = new UnitOfWork(db, {
+    statementTimeoutMs: config.statementTimeoutMs,
+    sinks: options.effectSinks,
+    logger,
+    sleep: options.sleep,
+  });
   const handle = await createApi({
     db,
+    readDb: db.withPlugin(new ReadOnlyPlugin()),
+    unitOfWork,
     services: { config, logger, cursors },
     handlers: { ...defaultHandlers, ...options.handlers } as HandlerMap,
     limiter,
-    idempotency: new Idempotency(db, {
+    idempotency: new Idempotency(db, unitOfWork, {
       publicUrl: config.publicUrl,
       logger,
       now: options.now,

@@ -27,6 +27,8 @@ export interface Config {
   shutdownGraceSeconds: number;
   /** A `processing` idempotency lock older than this is taken over (a crashed request's key is freed). */
   idempotencyLockTimeoutMs: number;
+  /** `statement_timeout` of every write transaction; a statement past it is cancelled and answered 503. */
+  statementTimeoutMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -84,5 +86,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: int(env, 'TRUST_PROXY', 0, 0, 10),
     shutdownGraceSeconds: int(env, 'SHUTDOWN_GRACE_SECONDS', 10, 0, 600),
     idempotencyLockTimeoutMs: int(env, 'IDEMPOTENCY_LOCK_TIMEOUT_SECONDS', 60, 1, 3600) * 1000,
+    statementTimeoutMs: int(env, 'STATEMENT_TIMEOUT_MS', 10_000, 1, 600_000),
   };
 }

@@ -203,6 +203,11 @@ export const errorCatalog = {
     message: 'This conflicts with an existing resource.',
     doc: 'The request conflicts with the current state: e.g. the reseller email is already invited, applied, active or suspended, or a unique value (license key, domain, variant field name) is taken.',
   },
+  CONCURRENT_UPDATE: {
+    status: 409,
+    message: 'The request collided with concurrent changes to the same data; nothing was changed.',
+    doc: 'The database could not apply the change because concurrent requests changed the same rows (a serialization failure or deadlock), even after retrying it a few times. Nothing was written. Retry after `Retry-After` seconds, with the same `Idempotency-Key`.',
+  },
   REVISION_CONFLICT: {
     status: 409,
     message: 'The revision is not the current one.',
@@ -388,6 +393,15 @@ export class ForbiddenError extends ApiError {
 export class DatabaseUnavailableError extends ApiError {
   constructor() {
     super('SERVICE_UNAVAILABLE', undefined, { headers: { 'Retry-After': '5' } });
+  }
+}
+
+/** A statement ran past the write path's statement timeout and was cancelled: 503, nothing was written. */
+export class DatabaseTimeoutError extends ApiError {
+  constructor() {
+    super('SERVICE_UNAVAILABLE', 'The database took too long to answer; nothing was changed. Retry later.', {
+      headers: { 'Retry-After': '2' },
+    });
   }
 }
 

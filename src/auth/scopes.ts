@@ -1,11 +1,12 @@
-// Scope rules: `*` is full access; otherwise the exact scope is needed (no scope implies another).
+// Scope rules: `*` is full access; otherwise every scope the operation names is needed, each exactly (no scope
+// implies another).
 import { operations } from '../generated/operations';
 
 export const fullAccessScope = '*';
 
 export function hasScope(granted: readonly string[], needed: readonly string[]): boolean {
   if (needed.length === 0 || granted.includes(fullAccessScope)) return true;
-  return needed.some((s) => granted.includes(s));
+  return needed.every((s) => granted.includes(s));
 }
 
 /** Every scope the contract names, from the generated operation table. */

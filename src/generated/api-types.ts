@@ -2599,7 +2599,7 @@ export interface components {
         DuplicateConflictError: {
             error: components["schemas"]["ErrorObject"] & {
                 /** @enum {string} */
-                code: "CONFLICT" | "IDEMPOTENCY_IN_PROGRESS";
+                code: "CONFLICT" | "IDEMPOTENCY_IN_PROGRESS" | "CONCURRENT_UPDATE";
             };
         };
         /** @description An email-marketing integration setting. */
@@ -2645,7 +2645,7 @@ export interface components {
          * @description Machine-readable error code. Each is explained at `/docs/errors#<CODE>`.
          * @enum {string}
          */
-        ErrorCode: "UNAUTHORIZED" | "FORBIDDEN" | "VALIDATION_ERROR" | "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_IN_PROGRESS" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL_ERROR" | "NOT_IMPLEMENTED" | "SERVICE_UNAVAILABLE" | "PRODUCT_NOT_FOUND" | "INVOICE_NOT_FOUND" | "PAYMENT_NOT_FOUND" | "CUSTOMER_NOT_FOUND" | "CATEGORY_NOT_FOUND" | "COUPON_NOT_FOUND" | "SUBSCRIPTION_NOT_FOUND" | "TICKET_NOT_FOUND" | "REVIEW_NOT_FOUND" | "ESCROW_NOT_FOUND" | "LICENSE_NOT_FOUND" | "RESELLER_NOT_FOUND" | "RESELLER_TIER_NOT_FOUND" | "VARIANT_NOT_FOUND" | "ORDER_ITEM_NOT_FOUND" | "PAYMENT_LINK_NOT_FOUND" | "VARIANT_FIELD_NOT_FOUND" | "QUANTITY_DEAL_NOT_FOUND" | "AFFILIATE_APPLICATION_NOT_FOUND" | "WEBHOOK_NOT_FOUND" | "WEBHOOK_LOG_NOT_FOUND" | "THEME_NOT_FOUND" | "PREVIEW_SESSION_NOT_FOUND" | "DOMAIN_NOT_FOUND" | "MESSAGING_BOT_NOT_FOUND" | "REPORT_NOT_FOUND" | "SESSION_NOT_FOUND" | "CONFLICT" | "REVISION_CONFLICT" | "LICENSE_INVALID" | "LICENSE_EXPIRED" | "LICENSE_HWID_MISMATCH" | "COUPON_EXPIRED" | "COUPON_MAX_USES_REACHED" | "ORDER_NOT_PENDING" | "ORDER_NOT_COMPLETED" | "ORDER_NOT_REFUNDABLE" | "REFUND_EXCEEDS_REMAINING" | "OUT_OF_STOCK" | "PRODUCT_NOT_SERIAL" | "PRODUCT_UNAVAILABLE" | "QUANTITY_OUT_OF_RANGE" | "GATEWAY_NOT_AVAILABLE" | "INSUFFICIENT_FUNDS" | "NOT_AN_AFFILIATE" | "SUBSCRIPTION_NOT_ACTIVE" | "AFFILIATE_APPLICATION_NOT_PENDING" | "FEATURE_NOT_AVAILABLE" | "OAUTH_INVALID_CLIENT" | "OAUTH_INVALID_REDIRECT_URI" | "OAUTH_INVALID_SCOPE" | "RESELLER_INVALID_STATUS" | "RESELLER_TIER_REQUIRED" | "RESELLER_PROGRAM_DISABLED" | "DEFAULT_TIER_REQUIRED";
+        ErrorCode: "UNAUTHORIZED" | "FORBIDDEN" | "VALIDATION_ERROR" | "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_IN_PROGRESS" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL_ERROR" | "NOT_IMPLEMENTED" | "SERVICE_UNAVAILABLE" | "PRODUCT_NOT_FOUND" | "INVOICE_NOT_FOUND" | "PAYMENT_NOT_FOUND" | "CUSTOMER_NOT_FOUND" | "CATEGORY_NOT_FOUND" | "COUPON_NOT_FOUND" | "SUBSCRIPTION_NOT_FOUND" | "TICKET_NOT_FOUND" | "REVIEW_NOT_FOUND" | "ESCROW_NOT_FOUND" | "LICENSE_NOT_FOUND" | "RESELLER_NOT_FOUND" | "RESELLER_TIER_NOT_FOUND" | "VARIANT_NOT_FOUND" | "ORDER_ITEM_NOT_FOUND" | "PAYMENT_LINK_NOT_FOUND" | "VARIANT_FIELD_NOT_FOUND" | "QUANTITY_DEAL_NOT_FOUND" | "AFFILIATE_APPLICATION_NOT_FOUND" | "WEBHOOK_NOT_FOUND" | "WEBHOOK_LOG_NOT_FOUND" | "THEME_NOT_FOUND" | "PREVIEW_SESSION_NOT_FOUND" | "DOMAIN_NOT_FOUND" | "MESSAGING_BOT_NOT_FOUND" | "REPORT_NOT_FOUND" | "SESSION_NOT_FOUND" | "CONFLICT" | "REVISION_CONFLICT" | "CONCURRENT_UPDATE" | "LICENSE_INVALID" | "LICENSE_EXPIRED" | "LICENSE_HWID_MISMATCH" | "COUPON_EXPIRED" | "COUPON_MAX_USES_REACHED" | "ORDER_NOT_PENDING" | "ORDER_NOT_COMPLETED" | "ORDER_NOT_REFUNDABLE" | "REFUND_EXCEEDS_REMAINING" | "OUT_OF_STOCK" | "PRODUCT_NOT_SERIAL" | "PRODUCT_UNAVAILABLE" | "QUANTITY_OUT_OF_RANGE" | "GATEWAY_NOT_AVAILABLE" | "INSUFFICIENT_FUNDS" | "NOT_AN_AFFILIATE" | "SUBSCRIPTION_NOT_ACTIVE" | "AFFILIATE_APPLICATION_NOT_PENDING" | "FEATURE_NOT_AVAILABLE" | "OAUTH_INVALID_CLIENT" | "OAUTH_INVALID_REDIRECT_URI" | "OAUTH_INVALID_SCOPE" | "RESELLER_INVALID_STATUS" | "RESELLER_TIER_REQUIRED" | "RESELLER_PROGRAM_DISABLED" | "DEFAULT_TIER_REQUIRED";
         ErrorDetail: {
             /** @description Path of the offending value, e.g. `items[0].quantity`, `query.limit`, `body`. */
             field: string;
@@ -2801,11 +2801,11 @@ export interface components {
              */
             to: string;
         };
-        /** @description A request with this idempotency key is still running (`IDEMPOTENCY_IN_PROGRESS`); retry after `Retry-After` seconds. The error envelope (`Error`) with `code` one of `IDEMPOTENCY_IN_PROGRESS`. */
+        /** @description A request with this idempotency key is still running (`IDEMPOTENCY_IN_PROGRESS`; retry after `Retry-After` seconds), a value that must be unique in the shop is taken (`CONFLICT`), or the change collided with concurrent changes to the same data and nothing was written (`CONCURRENT_UPDATE`; retry after `Retry-After` seconds with the same key). The error envelope (`Error`) with `code` one of `IDEMPOTENCY_IN_PROGRESS`, `CONFLICT`, `CONCURRENT_UPDATE`. */
         IdempotencyInProgressError: {
             error: components["schemas"]["ErrorObject"] & {
                 /** @enum {string} */
-                code: "IDEMPOTENCY_IN_PROGRESS";
+                code: "IDEMPOTENCY_IN_PROGRESS" | "CONFLICT" | "CONCURRENT_UPDATE";
             };
         };
         /** @description The balance is too small. The error envelope (`Error`) with `code` one of `INSUFFICIENT_FUNDS`. */
@@ -3627,7 +3627,7 @@ export interface components {
         ResellerConflictError: {
             error: components["schemas"]["ErrorObject"] & {
                 /** @enum {string} */
-                code: "CONFLICT" | "IDEMPOTENCY_IN_PROGRESS";
+                code: "CONFLICT" | "IDEMPOTENCY_IN_PROGRESS" | "CONCURRENT_UPDATE";
             };
         };
         /** @description The request is invalid (`VALIDATION_ERROR`), the idempotency key was used with another body (`IDEMPOTENCY_CONFLICT`), no tier is resolvable (`RESELLER_TIER_REQUIRED`) or the program is disabled (`RESELLER_PROGRAM_DISABLED`). The error envelope (`Error`) with `code` one of `VALIDATION_ERROR`, `IDEMPOTENCY_CONFLICT`, `RESELLER_TIER_REQUIRED`, `RESELLER_PROGRAM_DISABLED`. */
@@ -3762,7 +3762,7 @@ export interface components {
         RevisionConflictError: {
             error: components["schemas"]["ErrorObject"] & {
                 /** @enum {string} */
-                code: "REVISION_CONFLICT" | "IDEMPOTENCY_IN_PROGRESS";
+                code: "REVISION_CONFLICT" | "IDEMPOTENCY_IN_PROGRESS" | "CONFLICT" | "CONCURRENT_UPDATE";
             };
         };
         /** @description No such route. The error envelope (`Error`) with `code` one of `NOT_FOUND`. */
@@ -4753,7 +4753,7 @@ export interface components {
         IdempotencyInProgressPublicWrite: {
             headers: {
                 "Idempotency-Status": components["headers"]["Idempotency-Status"];
-                "Retry-After": components["headers"]["Retry-After"];
+                "Retry-After": components["headers"]["Retry-After-Optional"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-Optional"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-Optional"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-Optional"];
@@ -4777,7 +4777,7 @@ export interface components {
         IdempotencyInProgressWrite: {
             headers: {
                 "Idempotency-Status": components["headers"]["Idempotency-Status"];
-                "Retry-After": components["headers"]["Retry-After"];
+                "Retry-After": components["headers"]["Retry-After-Optional"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -6311,10 +6311,10 @@ export interface components {
         BotId: string;
         /** @description The coupon code (case-insensitive). */
         CouponCode: string;
-        /** @description The `pagination.next_cursor` of the previous page. Opaque; valid for 24 hours. */
+        /** @description The `pagination.next_cursor` of the previous page. Opaque and encrypted (it reveals nothing of the rows it points at). Valid for 24 hours, and only for the shop, the list, the `filters` and the `sorts` it was issued with; an altered, expired, another shop's or mismatched cursor is a 422 `VALIDATION_ERROR` with a detail on `query.cursor`. */
         Cursor: string;
         /**
-         * @description Comma-separated `field:value` pairs, all of which must match. Allowed fields for customers: `email` (exact email, case-insensitive), `country` (ISO 3166-1 alpha-2, e.g. `US`), `is_affiliate` (`true`/`false`), `blacklisted` (`true`/`false`), `created_after` (created at or after; ISO 8601 date-time such as `2026-11-22T03:10:00Z`, a date, or Unix seconds), `created_before` (created before; same forms), `min_total_spent` (lifetime spend at least this decimal, e.g. `19.99`). Each field at most once. An unknown field, a repeated field, an empty pair or a bad value: 422 with details on `filters`. Values are compared as typed values, never as SQL. Send the same value when following a cursor.
+         * @description Comma-separated `field:value` pairs, all of which must match. Allowed fields for customers: `email` (exact email, case-insensitive), `country` (ISO 3166-1 alpha-2, e.g. `US`), `is_affiliate` (`true`/`false`), `blacklisted` (`true`/`false`), `created_after` (created at or after; an ISO 8601 date-time with its offset such as `2026-11-22T03:10:00Z` or `2026-11-22T04:10:00.123456+01:00`, a date meaning midnight UTC, or Unix seconds; from 1970-01-01T00:00:00Z to 2100-01-01T00:00:00Z; a date that does not exist, such as `2026-02-30`, is a 422), `created_before` (created before; same forms), `min_total_spent` (lifetime spend at least this decimal, e.g. `19.99`). Each field at most once. An unknown field, a repeated field, an empty pair or a bad value: 422 with details on `filters`. Values are compared as typed values, never as SQL. Send the same value when following a cursor.
          * @example email:ada@example.com
          */
         CustomerFilters: string;
@@ -6392,7 +6392,7 @@ export interface components {
         Location: string;
         /** @description Seconds to wait before retrying. */
         "Retry-After": number;
-        /** @description Present with `IDEMPOTENCY_IN_PROGRESS`: seconds to wait before retrying. */
+        /** @description Present with `IDEMPOTENCY_IN_PROGRESS` and `CONCURRENT_UPDATE`: seconds to wait before retrying. */
         "Retry-After-Optional": number;
         /** @description Requests allowed per window (per shop, by plan: free 120, pro 600, business 3000 per minute). */
         "X-RateLimit-Limit": number;
@@ -6483,7 +6483,7 @@ export interface operations {
     listAffiliateCustomers: {
         parameters: {
             query?: {
-                /** @description The `pagination.next_cursor` of the previous page. Opaque; valid for 24 hours. */
+                /** @description The `pagination.next_cursor` of the previous page. Opaque and encrypted (it reveals nothing of the rows it points at). Valid for 24 hours, and only for the shop, the list, the `filters` and the `sorts` it was issued with; an altered, expired, another shop's or mismatched cursor is a 422 `VALIDATION_ERROR` with a detail on `query.cursor`. */
                 cursor?: components["parameters"]["Cursor"];
                 /** @description Page size, 1 to 100. */
                 limit?: components["parameters"]["Limit"];
@@ -6605,7 +6605,7 @@ export interface operations {
     listAnalyticsReports: {
         parameters: {
             query?: {
-                /** @description The `pagination.next_cursor` of the previous page. Opaque; valid for 24 hours. */
+                /** @description The `pagination.next_cursor` of the previous page. Opaque and encrypted (it reveals nothing of the rows it points at). Valid for 24 hours, and only for the shop, the list, the `filters` and the `sorts` it was issued with; an altered, expired, another shop's or mismatched cursor is a 422 `VALIDATION_ERROR` with a detail on `query.cursor`. */
                 cursor?: components["parameters"]["Cursor"];
                 /** @description Page size, 1 to 100. */
                 limit?: components["parameters"]["Limit"];
@@ -6744,7 +6744,7 @@ export interface operations {
     listBlacklistEntries: {
         parameters: {
             query?: {
-                /** @description The `pagination.next_cursor` of the previous page. Opaque; valid for 24 hours. */
+                /** @description The `pagination.next_cursor` of the previous page. Opaque and encrypted (it reveals nothing of the rows it points at). Valid for 24 hours, and only for the shop, the list, the `filters` and the `sorts` it was issued with; an altered, expired, another shop's or mismatched cursor is a 422 `VALIDATION_ERROR` with a detail on `query.cursor`. */
                 cursor?: components["parameters"]["Cursor"];
                 /** @description Page size, 1 to 100. */
                 limit?: components["parameters"]["Limit"];
@@ -6800,7 +6800,7 @@ export interface operations {
     listCoupons: {
         parameters: {
             query?: {
-                /** @description The `pagination.next_cursor` of the previous page. Opaque; valid for 24 hours. */
+                /** @description The `pagination.next_cursor` of the previous page. Opaque and encrypted (it reveals nothing of the rows it points at). Valid for 24 hours, and only for the shop, the list, the `filters` and the `sorts` it was issued with; an altered, expired, another shop's or mismatched cursor is a 422 `VALIDATION_ERROR` with a detail on `query.cursor`. */
                 cursor?: components["parameters"]["Cursor"];
                 /** @description Page size, 1 to 100. */
                 limit?: components["parameters"]["Limit"];
@@ -6922,10 +6922,10 @@ export interface operations {
     listCustomers: {
         parameters: {
             query?: {
-                /** @description The `pagination.next_cursor` of the previous page. Opaque; valid for 24 hours. */
+                /** @description The `pagination.next_cursor` of the previous page. Opaque and encrypted (it reveals nothing of the rows it points at). Valid for 24 hours, and only for the shop, the list, the `filters` and the `sorts` it was issued with; an altered, expired, another shop's or mismatched cursor is a 422 `VALIDATION_ERROR` with a detail on `query.cursor`. */
                 cursor?: components["parameters"]["Cursor"];
                 /**
-                 * @description Comma-separated `field:value` pairs, all of which must match. Allowed fields for customers: `email` (exact email, case-insensitive), `country` (ISO 3166-1 alpha-2, e.g. `US`), `is_affiliate` (`true`/`false`), `blacklisted` (`true`/`false`), `created_after` (created at or after; ISO 8601 date-time such as `2026-11-22T03:10:00Z`, a date, or Unix seconds), `created_before` (created before; same forms), `min_total_spent` (lifetime spend at least this decimal, e.g. `19.99`). Each field at most once. An unknown field, a repeated field, an empty pair or a bad value: 422 with details on `filters`. Values are compared as typed values, never as SQL. Send the same value when following a cursor.
+                 * @description Comma-separated `field:value` pairs, all of which must match. Allowed fields for customers: `email` (exact email, case-insensitive), `country` (ISO 3166-1 alpha-2, e.g. `US`), `is_affiliate` (`true`/`false`), `blacklisted` (`true`/`false`), `created_after` (created at or after; an ISO 8601 date-time with its offset such as `2026-11-22T03:10:00Z` or `2026-11-22T04:10:00.123456+01:00`, a date meaning midnight UTC, or Unix seconds; from 1970-01-01T00:00:00Z to 2100-01-01T00:00:00Z; a date that does not exist, such as `2026-02-30`, is a 422), `created_before` (created before; same forms), `min_total_spent` (lifetime spend at least this decimal, e.g. `19.99`). Each field at most once. An unknown field, a repeated field, an empty pair or a bad value: 422 with details on `filters`. Values are compared as typed values, never as SQL. Send the same value when following a cursor.
                  * @example email:ada@example.com
                  */
                 filters?: components["parameters"]["CustomerFilters"];
@@ -7295,7 +7295,7 @@ export interface operations {
     listDisputes: {
         parameters: {
             query?: {
-                /** @description The `pagination.next_cursor` of the previous page. Opaque; valid for 24 hours. */
+                /** @description The `pagination.next_cursor` of the previous page. Opaque and encrypted (it reveals nothing of the rows it points at). Valid for 24 hours, and only for the shop, the list, the `filters` and the `sorts` it was issued with; an altered, expired, another shop's or mismatched cursor is a 422 `VALIDATION_ERROR` with a detail on `query.cursor`. */
                 cursor?: components["parameters"]["Cursor"];
                 /** @description Page size, 1 to 100. */
                 limit?: components["parameters"]["Limit"];
@@ -7358,7 +7358,7 @@ export interface operations {
     listEmailMarketingSettings: {
         parameters: {
             query?: {
-                /** @description The `pagination.next_cursor` of the previous page. Opaque; valid for 24 hours. */
+                /** @description The `pagination.next_cursor` of the previous page. Opaque and encrypted (it reveals nothing of the rows it points at). Valid for 24 hours, and only for the shop, the list, the `filters` and the `sorts` it was issued with; an altered, expired, another shop's or mismatched cursor is a 422 `VALIDATION_ERROR` with a detail on `query.cursor`. */
                 cursor?: components["parameters"]["Cursor"];
                 /** @description Page size, 1 to 100. */
                 limit?: components["parameters"]["Limit"];
@@ -7418,7 +7418,7 @@ export interface operations {
     listInvoices: {
         parameters: {
             query?: {
-                /** @description The `pagination.next_cursor` of the previous page. Opaque; valid for 24 hours. */
+                /** @description The `pagination.next_cursor` of the previous page. Opaque and encrypted (it reveals nothing of the rows it points at). Valid for 24 hours, and only for the shop, the list, the `filters` and the `sorts` it was issued with; an altered, expired, another shop's or mismatched cursor is a 422 `VALIDATION_ERROR` with a detail on `query.cursor`. */
                 cursor?: components["parameters"]["Cursor"];
                 /**
                  * @description Comma-separated `field:value` pairs, all of which must match. Allowed fields for invoices: `status` (an order status), `payment_status` (a payment status), `customer_email` (exact email), `customer_id` (id), `gateway` (gateway identifier), `currency` (ISO 4217 code), `coupon_id` (id), `is_developer_invoice` (`true`/`false`). An unknown field or a bad value: 422. Send the same value when following a cursor.
@@ -7553,7 +7553,7 @@ export interface operations {
     listLicenses: {
         parameters: {
             query?: {
-                /** @description The `pagination.next_cursor` of the previous page. Opaque; valid for 24 hours. */
+                /** @description The `pagination.next_cursor` of the previous page. Opaque and encrypted (it reveals nothing of the rows it points at). Valid for 24 hours, and only for the shop, the list, the `filters` and the `sorts` it was issued with; an altered, expired, another shop's or mismatched cursor is a 422 `VALIDATION_ERROR` with a detail on `query.cursor`. */
                 cursor?: components["parameters"]["Cursor"];
                 /** @description Page size, 1 to 100. */
                 limit?: components["parameters"]["Limit"];
@@ -8309,7 +8309,7 @@ export interface operations {
     listOrders: {
         parameters: {
             query?: {
-                /** @description The `pagination.next_cursor` of the previous page. Opaque; valid for 24 hours. */
+                /** @description The `pagination.next_cursor` of the previous page. Opaque and encrypted (it reveals nothing of the rows it points at). Valid for 24 hours, and only for the shop, the list, the `filters` and the `sorts` it was issued with; an altered, expired, another shop's or mismatched cursor is a 422 `VALIDATION_ERROR` with a detail on `query.cursor`. */
                 cursor?: components["parameters"]["Cursor"];
                 /**
                  * @description Comma-separated `field:value` pairs, all of which must match. Allowed fields for orders: `status` (an order status), `payment_status` (a payment status), `customer_email` (exact email), `customer_id` (id), `gateway` (gateway identifier), `currency` (ISO 4217 code), `coupon_id` (id). An unknown field or a bad value: 422. Send the same value when following a cursor.
@@ -9297,7 +9297,7 @@ export interface operations {
     listProducts: {
         parameters: {
             query?: {
-                /** @description The `pagination.next_cursor` of the previous page. Opaque; valid for 24 hours. */
+                /** @description The `pagination.next_cursor` of the previous page. Opaque and encrypted (it reveals nothing of the rows it points at). Valid for 24 hours, and only for the shop, the list, the `filters` and the `sorts` it was issued with; an altered, expired, another shop's or mismatched cursor is a 422 `VALIDATION_ERROR` with a detail on `query.cursor`. */
                 cursor?: components["parameters"]["Cursor"];
                 /** @description `true` inlines each variant's `price` and `price_display`. */
                 include_variants?: boolean;
@@ -9822,7 +9822,7 @@ export interface operations {
     listProductAddons: {
         parameters: {
             query?: {
-                /** @description The `pagination.next_cursor` of the previous page. Opaque; valid for 24 hours. */
+                /** @description The `pagination.next_cursor` of the previous page. Opaque and encrypted (it reveals nothing of the rows it points at). Valid for 24 hours, and only for the shop, the list, the `filters` and the `sorts` it was issued with; an altered, expired, another shop's or mismatched cursor is a 422 `VALIDATION_ERROR` with a detail on `query.cursor`. */
                 cursor?: components["parameters"]["Cursor"];
                 /** @description Page size, 1 to 100. */
                 limit?: components["parameters"]["Limit"];
@@ -10462,7 +10462,7 @@ export interface operations {
     listReviews: {
         parameters: {
             query?: {
-                /** @description The `pagination.next_cursor` of the previous page. Opaque; valid for 24 hours. */
+                /** @description The `pagination.next_cursor` of the previous page. Opaque and encrypted (it reveals nothing of the rows it points at). Valid for 24 hours, and only for the shop, the list, the `filters` and the `sorts` it was issued with; an altered, expired, another shop's or mismatched cursor is a 422 `VALIDATION_ERROR` with a detail on `query.cursor`. */
                 cursor?: components["parameters"]["Cursor"];
                 /** @description Page size, 1 to 100. */
                 limit?: components["parameters"]["Limit"];
@@ -10523,7 +10523,7 @@ export interface operations {
     listAuditTrail: {
         parameters: {
             query?: {
-                /** @description The `pagination.next_cursor` of the previous page. Opaque; valid for 24 hours. */
+                /** @description The `pagination.next_cursor` of the previous page. Opaque and encrypted (it reveals nothing of the rows it points at). Valid for 24 hours, and only for the shop, the list, the `filters` and the `sorts` it was issued with; an altered, expired, another shop's or mismatched cursor is a 422 `VALIDATION_ERROR` with a detail on `query.cursor`. */
                 cursor?: components["parameters"]["Cursor"];
                 /** @description Page size, 1 to 100. */
                 limit?: components["parameters"]["Limit"];
@@ -10777,7 +10777,7 @@ export interface operations {
     listStoreDomains: {
         parameters: {
             query?: {
-                /** @description The `pagination.next_cursor` of the previous page. Opaque; valid for 24 hours. */
+                /** @description The `pagination.next_cursor` of the previous page. Opaque and encrypted (it reveals nothing of the rows it points at). Valid for 24 hours, and only for the shop, the list, the `filters` and the `sorts` it was issued with; an altered, expired, another shop's or mismatched cursor is a 422 `VALIDATION_ERROR` with a detail on `query.cursor`. */
                 cursor?: components["parameters"]["Cursor"];
                 /** @description Page size, 1 to 100. */
                 limit?: components["parameters"]["Limit"];
@@ -11114,7 +11114,7 @@ export interface operations {
     listSubscriptions: {
         parameters: {
             query?: {
-                /** @description The `pagination.next_cursor` of the previous page. Opaque; valid for 24 hours. */
+                /** @description The `pagination.next_cursor` of the previous page. Opaque and encrypted (it reveals nothing of the rows it points at). Valid for 24 hours, and only for the shop, the list, the `filters` and the `sorts` it was issued with; an altered, expired, another shop's or mismatched cursor is a 422 `VALIDATION_ERROR` with a detail on `query.cursor`. */
                 cursor?: components["parameters"]["Cursor"];
                 /** @description Page size, 1 to 100. */
                 limit?: components["parameters"]["Limit"];
@@ -11493,7 +11493,7 @@ export interface operations {
     listThemes: {
         parameters: {
             query?: {
-                /** @description The `pagination.next_cursor` of the previous page. Opaque; valid for 24 hours. */
+                /** @description The `pagination.next_cursor` of the previous page. Opaque and encrypted (it reveals nothing of the rows it points at). Valid for 24 hours, and only for the shop, the list, the `filters` and the `sorts` it was issued with; an altered, expired, another shop's or mismatched cursor is a 422 `VALIDATION_ERROR` with a detail on `query.cursor`. */
                 cursor?: components["parameters"]["Cursor"];
                 /** @description Page size, 1 to 100. */
                 limit?: components["parameters"]["Limit"];
@@ -12194,7 +12194,7 @@ export interface operations {
     listTickets: {
         parameters: {
             query?: {
-                /** @description The `pagination.next_cursor` of the previous page. Opaque; valid for 24 hours. */
+                /** @description The `pagination.next_cursor` of the previous page. Opaque and encrypted (it reveals nothing of the rows it points at). Valid for 24 hours, and only for the shop, the list, the `filters` and the `sorts` it was issued with; an altered, expired, another shop's or mismatched cursor is a 422 `VALIDATION_ERROR` with a detail on `query.cursor`. */
                 cursor?: components["parameters"]["Cursor"];
                 /** @description Page size, 1 to 100. */
                 limit?: components["parameters"]["Limit"];
@@ -12255,7 +12255,7 @@ export interface operations {
     listWebhooks: {
         parameters: {
             query?: {
-                /** @description The `pagination.next_cursor` of the previous page. Opaque; valid for 24 hours. */
+                /** @description The `pagination.next_cursor` of the previous page. Opaque and encrypted (it reveals nothing of the rows it points at). Valid for 24 hours, and only for the shop, the list, the `filters` and the `sorts` it was issued with; an altered, expired, another shop's or mismatched cursor is a 422 `VALIDATION_ERROR` with a detail on `query.cursor`. */
                 cursor?: components["parameters"]["Cursor"];
                 /** @description Page size, 1 to 100. */
                 limit?: components["parameters"]["Limit"];

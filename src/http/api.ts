@@ -9,15 +9,18 @@ import addFormats from 'ajv-formats';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/tables';
 import { authenticate, type AuthContext } from '../auth/authenticate';
-import { hasScope } from '../auth/scopes';
+import { fullAccessScope, hasScope } from '../auth/scopes';
 import { ApiError, ForbiddenError, UnauthorizedError, ValidationError } from '../errors';
 import { operations, type OperationId } from '../generated/operations';
 import { Idempotency, renderResult, sendStored, setIdempotencyStatus } from '../platform/idempotency';
+import type { UnitOfWork, WriteOrigin } from '../platform/unit-of-work';
+import type { ReadDb } from '../../db/queries/shop-scope';
 import { loadSpec } from '../spec';
 import { bodyValue, readBody, type BodySchema } from './body';
 import { speedUpRouter } from './fast-router';
 import type { RateLimiter } from './rate-limit';
 import type { HandlerMap, OperationContext, OperationResult, Services } from './handler';
+import { toApiError } from './errors';
 import { validationDetails } from './validation-details';
 
 /** openapi-backend checks documents against the OpenAPI 3.0 meta-schema, which rejects valid 3.1; the spec is linted by redocly instead. */
@@ -29,6 +32,10 @@ class OpenAPI31Backend extends OpenAPIBackend {
 
 export interface ApiOptions {
   db: Kysely<Database>;
+  /** What read operations query through: the same database, refusing writes (db/read-only.ts). */
+  readDb: ReadDb;
+  /** The write path every state-changing operation runs through. */
+  unitOfWork: UnitOfWork;
   services: Services;
   handlers: HandlerMap;
   limiter: RateLimiter;
@@ -72,9 +79,10 @@ function authOf(c: Context): AuthContext | undefined {
 }
 
 export async function createApi(options: ApiOptions) {
-  const { db, services, handlers, limiter } = options;
+  const { db, readDb, unitOfWork, services, handlers, limiter } = options;
   const idempotency =
-    options.idempotency ?? new Idempotency(db, { publicUrl: services.config.publicUrl, logger: services.logger });
+    options.idempotency ??
+    new Idempotency(db, unitOfWork, { publicUrl: services.config.publicUrl, logger: services.logger });
   // One Ajv per option set, shared by all operations: building an Ajv (with formats) per operation and
   // validation context cost seconds at start for nothing.
   const ajvs = new Map<string, Ajv2020>();
@@ -133,9 +141,12 @@ export async function createApi(options: ApiOptions) {
         res.locals.credentialId = auth.credential.id;
         await limiter.shop(req, res, auth.shop.id, auth.shop.plan);
         if (auth.shop.status !== 'active') throw new ForbiddenError('This shop is suspended.');
-        const needed = operations[c.operation.operationId as OperationId]?.scopes ?? [];
+        // Fails closed: an operation missing from the generated table needs a scope nobody holds.
+        const needed = scopesNeeded(c.operation.operationId);
         if (!hasScope(auth.credential.scopes, needed)) {
-          throw new ForbiddenError(`This operation needs the scope ${needed.join(' or ')}.`);
+          throw new ForbiddenError(
+            `This operation needs the scope${needed.length > 1 ? 's' : ''} ${needed.join(' and ')}.`,
+          );
         }
       } else {
         // A look-up that failed (database unreachable) is not a bad credential: surface it (503), not 401.
@@ -161,7 +172,8 @@ export async function createApi(options: ApiOptions) {
       const isPublic = (c.operation.security ?? []).length === 0;
       if (!auth && !isPublic) throw new UnauthorizedError();
       const method = c.operation.method.toLowerCase();
-      const base: Omit<OperationContext, 'db'> = {
+      // Built once per request; a write swaps in its transaction and effects.
+      const ctx = {
         operationId: operationId as OperationId,
         params: c.request.params as never,
         query: c.request.query as never,
@@ -170,25 +182,41 @@ export async function createApi(options: ApiOptions) {
         auth: auth as AuthContext,
         services,
         requestId: res.locals.requestId as string,
-      };
+        db: readDb,
+        effects: undefined,
+      } as unknown as OperationContext;
       const run = handler as (ctx: OperationContext) => Promise<OperationResult>;
       if (!writeMethods.has(method)) {
-        send(res, await run({ ...base, db }));
+        send(res, await run(ctx));
         return;
       }
-      // Writes: one transaction, with the idempotency record committed in it (src/platform/idempotency.ts).
-      await idempotency.execute(
-        {
-          res,
-          headers: req.headers,
-          credentialId: auth?.credential.id, // public (OAuth) writes: a transaction, no replay scope
-          operationId,
-          method,
-          path: req.originalUrl.split('?')[0]!,
-          body: c.operation.requestBody ? c.request.requestBody : undefined,
-        },
-        (trx) => run({ ...base, db: trx }),
-      );
+      // Writes: the unit of work, with the idempotency record committed in it (src/platform/idempotency.ts).
+      const origin: WriteOrigin = {
+        shopId: auth?.shop.id,
+        credentialId: auth?.credential.id,
+        operationId,
+        requestId: ctx.requestId,
+      };
+      try {
+        await idempotency.execute(
+          {
+            res,
+            headers: req.headers,
+            credentialId: auth?.credential.id, // public (OAuth) writes: a transaction, no replay scope
+            operationId,
+            method,
+            path: req.originalUrl.split('?')[0]!,
+            query: c.request.query,
+            body: c.operation.requestBody ? c.request.requestBody : undefined,
+          },
+          origin,
+          (trx, effects) => run(Object.assign(ctx, { db: trx, effects })),
+        );
+      } catch (err) {
+        const refusal = toApiError(err);
+        if (refusal && refusal.status >= 400 && refusal.status < 500) await unitOfWork.recordRejection(origin, refusal);
+        throw err;
+      }
     });
   }
 
@@ -220,6 +248,13 @@ export async function createApi(options: ApiOptions) {
     }
     await api.handleRequest(routed as never, req, res);
   };
+}
+
+/** The scopes an operation needs, all of them; an operation the generated table does not know needs `*`. */
+export function scopesNeeded(operationId: string | undefined): readonly string[] {
+  const entry =
+    operationId && Object.hasOwn(operations, operationId) ? operations[operationId as OperationId] : undefined;
+  return entry ? entry.scopes : [fullAccessScope];
 }
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {

@@ -3,6 +3,7 @@
 import type { Response } from 'express';
 import { ApiError, ClientAbortedError, DatabaseUnavailableError } from '../errors';
 import type { Logger } from '../logger';
+import { databaseErrorAnswer } from './database-errors';
 
 const connectionErrorCodes = new Set([
   'ECONNREFUSED',
@@ -31,7 +32,7 @@ function isDatabaseUnavailable(err: unknown): boolean {
 export function toApiError(err: unknown): ApiError | undefined {
   if (err instanceof ApiError) return err;
   if (isDatabaseUnavailable(err)) return new DatabaseUnavailableError();
-  return undefined;
+  return databaseErrorAnswer(err);
 }
 
 export function errorBody(err: ApiError, publicUrl: string) {

@@ -1,13 +1,15 @@
 // The shape every operation handler has: a typed request in, data out. Handlers never see express; the glue in
 // src/http/api.ts builds the context and turns the result into the envelope.
-import type { Kysely } from 'kysely';
+import type { Transaction } from 'kysely';
+import type { ReadDb } from '../../db/queries/shop-scope';
 import type { Database } from '../../db/tables';
 import type { AuthContext } from '../auth/authenticate';
 import type { Config } from '../config';
 import type { Logger } from '../logger';
 import type { CursorCodec, Page } from '../platform/cursor';
 import type { operations as Ops } from '../generated/api-types';
-import type { OperationId } from '../generated/operations';
+import type { OperationId, operations as operationTable } from '../generated/operations';
+import type { Effects } from '../platform/unit-of-work';
 
 export interface Services {
   config: Config;
@@ -22,6 +24,16 @@ type BodyOf<Id extends OperationId> = Ops[Id] extends { requestBody?: { content:
   ? B
   : undefined;
 
+/** A GET reads; every other method changes state and runs in the unit of work. */
+export type IsWrite<Id extends OperationId> = (typeof operationTable)[Id]['method'] extends 'get' ? false : true;
+
+/**
+ * The database as the operation may use it: a read gets a ReadDb (writing does not compile, and is refused at run
+ * time), a write gets the unit of work's Transaction, so functions that lock rows or must commit together can
+ * demand one.
+ */
+export type DbFor<Id extends OperationId> = IsWrite<Id> extends true ? Transaction<Database> : ReadDb;
+
 export interface OperationContext<Id extends OperationId = OperationId> {
   operationId: Id;
   params: Part<Id, 'path'>;
@@ -29,8 +41,9 @@ export interface OperationContext<Id extends OperationId = OperationId> {
   body: BodyOf<Id>;
   headers: Record<string, string | string[] | undefined>;
   auth: AuthContext;
-  /** Inside a transaction for state-changing operations. */
-  db: Kysely<Database>;
+  db: DbFor<Id>;
+  /** Side effects (events, mail, audit) committed with the change; only writes have them. */
+  effects: IsWrite<Id> extends true ? Effects : undefined;
   services: Services;
   requestId: string;
 }

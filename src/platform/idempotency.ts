@@ -14,7 +14,7 @@
 import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Response } from 'express';
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../db/tables';
 import {
   claimOrFetchIdempotencyKey,
@@ -31,6 +31,7 @@ import { ApiError, ValidationError } from '../errors';
 import { errorBody, toApiError } from '../http/errors';
 import type { OperationResult } from '../http/handler';
 import type { Logger } from '../logger';
+import type { Effects, UnitOfWork, WriteOrigin } from './unit-of-work';
 
 export type { StoredResponse } from '../../db/queries/idempotency-keys';
 
@@ -101,10 +102,13 @@ export function canonicalJson(value: unknown): string {
   return `{${entries.join(',')}}`;
 }
 
-/** SHA-256 (hex) of method, path and canonical body: what "the same request" means for a key. */
-export function requestFingerprint(method: string, path: string, body: unknown): string {
+/**
+ * SHA-256 (hex) of method, path, query and canonical body: what "the same request" means for a key. The query is
+ * canonical too (parameters in any order are the same query), and it counts: `?notify=false` is another request.
+ */
+export function requestFingerprint(method: string, path: string, query: unknown, body: unknown): string {
   return createHash('sha256')
-    .update(`${method.toUpperCase()}\n${path}\n${canonicalJson(body)}`)
+    .update(`${method.toUpperCase()}\n${path}\n${canonicalJson(query ?? {})}\n${canonicalJson(body)}`)
     .digest('hex');
 }
 
@@ -181,6 +185,8 @@ export interface WriteRequest {
   method: string;
   /** The full request path, without the query. */
   path: string;
+  /** The parsed query parameters (part of what the key is bound to). */
+  query: unknown;
   /** The validated request body (undefined when the operation takes none). */
   body: unknown;
 }
@@ -191,8 +197,13 @@ class LockLostError extends Error {}
 const inProgress = () =>
   new ApiError('IDEMPOTENCY_IN_PROGRESS', undefined, { headers: { 'Retry-After': IN_PROGRESS_RETRY_AFTER } });
 
-/** 4xx other than these are business answers, stored for replay; these depend on who asks and when. */
+/**
+ * 4xx other than these are business answers, stored for replay; these depend on who asks and when (and a
+ * CONCURRENT_UPDATE wrote nothing and says to try again: replaying it would make the retry it asks for impossible).
+ */
 const notStored4xx = new Set([401, 403, 429]);
+const isStoredRejection = (e: ApiError) =>
+  e.status >= 400 && e.status < 500 && !notStored4xx.has(e.status) && e.code !== 'CONCURRENT_UPDATE';
 
 export class Idempotency {
   private readonly now: () => number;
@@ -201,6 +212,7 @@ export class Idempotency {
 
   constructor(
     private readonly db: Kysely<Database>,
+    private readonly unitOfWork: UnitOfWork,
     private readonly options: IdempotencyOptions,
   ) {
     this.now = options.now ?? Date.now;
@@ -209,20 +221,25 @@ export class Idempotency {
   }
 
   /**
-   * Runs a state-changing operation: `handler` gets the transaction it must write in. Sends the response itself
-   * (original or replay); errors are thrown on, with `Idempotency-Status` already set, for src/http/errors.ts.
+   * Runs a state-changing operation in the unit of work: `handler` gets the transaction it must write in and the
+   * effects it records. Sends the response itself (original or replay); errors are thrown on, with
+   * `Idempotency-Status` already set, for src/http/errors.ts.
    */
-  async execute(request: WriteRequest, handler: (trx: Kysely<Database>) => Promise<OperationResult>): Promise<void> {
+  async execute(
+    request: WriteRequest,
+    origin: WriteOrigin,
+    handler: (trx: Transaction<Database>, effects: Effects) => Promise<OperationResult>,
+  ): Promise<void> {
     const { res } = request;
     setIdempotencyStatus(res, 'bypassed');
     const key = idempotencyKeyOf(request.headers);
     if (key === undefined || request.credentialId === undefined) {
-      sendStored(res, await this.db.transaction().execute(async (trx) => renderResult(await handler(trx))));
+      sendStored(res, await this.unitOfWork.run(origin, async (trx, fx) => renderResult(await handler(trx, fx))));
       return;
     }
 
     const scope: IdempotencyScope = { credentialId: request.credentialId, operationId: request.operationId, key };
-    const fingerprint = requestFingerprint(request.method, request.path, request.body);
+    const fingerprint = requestFingerprint(request.method, request.path, request.query, request.body);
     const acquired = await this.acquire(res, scope, fingerprint);
     if ('replay' in acquired) {
       setIdempotencyStatus(res, 'cached');
@@ -233,8 +250,8 @@ export class Idempotency {
     const { lockedAt } = acquired;
     let stored: StoredResponse;
     try {
-      stored = await this.db.transaction().execute(async (trx) => {
-        const response = renderResult(await handler(trx));
+      stored = await this.unitOfWork.run(origin, async (trx, fx) => {
+        const response = renderResult(await handler(trx, fx));
         if (!(await completeIdempotencyKey(trx, scope, lockedAt, response, new Date(this.now()))))
           throw new LockLostError();
         return response;
@@ -302,7 +319,7 @@ export class Idempotency {
       return inProgress();
     }
     const apiError = toApiError(err);
-    if (apiError && apiError.status >= 400 && apiError.status < 500 && !notStored4xx.has(apiError.status)) {
+    if (apiError && isStoredRejection(apiError)) {
       const stored: StoredResponse = {
         status: apiError.status,
         headers: replayableHeaders(apiError.headers),

@@ -54,7 +54,7 @@ async function leftProcessing(s: Shop, key: string, ageMs: number): Promise<void
     credential_id: s.credentialId,
     operation_id: 'duplicateProduct',
     key,
-    fingerprint: requestFingerprint('POST', duplicateUrl(s.productId), undefined),
+    fingerprint: requestFingerprint('POST', duplicateUrl(s.productId), {}, undefined),
     state: 'processing',
     locked_at: new Date(clock - ageMs),
     response_status: null,

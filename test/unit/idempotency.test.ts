@@ -19,16 +19,21 @@ describe('canonicalJson', () => {
 });
 
 describe('requestFingerprint', () => {
-  test('ignores key order, not values, method or path', () => {
-    const base = requestFingerprint('post', '/dev/v1/x', { a: 1, b: 2 });
-    expect(requestFingerprint('POST', '/dev/v1/x', { b: 2, a: 1 })).toBe(base);
-    expect(requestFingerprint('POST', '/dev/v1/x', { a: 1, b: 3 })).not.toBe(base);
-    expect(requestFingerprint('PUT', '/dev/v1/x', { a: 1, b: 2 })).not.toBe(base);
-    expect(requestFingerprint('POST', '/dev/v1/y', { a: 1, b: 2 })).not.toBe(base);
+  test('ignores key order, not values, method, path or query', () => {
+    const base = requestFingerprint('post', '/dev/v1/x', { q: '1', r: '2' }, { a: 1, b: 2 });
+    expect(requestFingerprint('POST', '/dev/v1/x', { r: '2', q: '1' }, { b: 2, a: 1 })).toBe(base);
+    expect(requestFingerprint('POST', '/dev/v1/x', { q: '1', r: '2' }, { a: 1, b: 3 })).not.toBe(base);
+    expect(requestFingerprint('PUT', '/dev/v1/x', { q: '1', r: '2' }, { a: 1, b: 2 })).not.toBe(base);
+    expect(requestFingerprint('POST', '/dev/v1/y', { q: '1', r: '2' }, { a: 1, b: 2 })).not.toBe(base);
+    expect(requestFingerprint('POST', '/dev/v1/x', { q: '1', r: '3' }, { a: 1, b: 2 })).not.toBe(base);
+    expect(requestFingerprint('POST', '/dev/v1/x', { q: '1' }, { a: 1, b: 2 })).not.toBe(base);
     expect(base).toMatch(/^[0-9a-f]{64}$/);
   });
+  test('no query is the same as an empty one', () => {
+    expect(requestFingerprint('POST', '/p', undefined, { a: 1 })).toBe(requestFingerprint('POST', '/p', {}, { a: 1 }));
+  });
   test('a string body is not the same as the JSON it contains', () => {
-    expect(requestFingerprint('POST', '/p', '{"a":1}')).not.toBe(requestFingerprint('POST', '/p', { a: 1 }));
+    expect(requestFingerprint('POST', '/p', {}, '{"a":1}')).not.toBe(requestFingerprint('POST', '/p', {}, { a: 1 }));
   });
 });
 

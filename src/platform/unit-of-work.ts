@@ -1,0 +1,180 @@
+// The write path: every state-changing operation runs through one UnitOfWork. It opens one READ COMMITTED
+// transaction with a statement timeout, hands the work a Transaction<Database> and an Effects collector, writes the
+// collected side effects (events, mail, audit entries) through the registered sinks inside that same transaction,
+// and commits; all of it or none of it. A serialization failure or deadlock rolls everything back and the work runs
+// again from the start, a bounded number of times, with fresh effects each attempt.
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Database } from '../../db/tables';
+import { ApiError } from '../errors';
+import type { Logger } from '../logger';
+
+/** An event for the outbox (delivered to webhooks after commit). */
+export interface EventDraft {
+  type: string;
+  data: unknown;
+}
+
+/** A message to send after commit. */
+export interface MailDraft {
+  to: string;
+  template: string;
+  data: Record<string, unknown>;
+}
+
+/** A line of the audit trail, beside what the platform records of the request itself. */
+export interface AuditDraft {
+  action: string;
+  resourceType: string;
+  resourceId: string;
+  detail?: Record<string, unknown>;
+}
+
+export interface PendingEffects {
+  events: EventDraft[];
+  mail: MailDraft[];
+  audit: AuditDraft[];
+}
+
+/** What a write records beside its change; written with it, in its transaction. */
+export class Effects {
+  readonly pending: PendingEffects = { events: [], mail: [], audit: [] };
+
+  emit(type: string, data: unknown): void {
+    this.pending.events.push({ type, data });
+  }
+
+  mail(message: MailDraft): void {
+    this.pending.mail.push(message);
+  }
+
+  audit(entry: AuditDraft): void {
+    this.pending.audit.push(entry);
+  }
+}
+
+/** Who is writing: sinks stamp their rows with it. */
+export interface WriteOrigin {
+  shopId: string | undefined;
+  credentialId: string | undefined;
+  operationId: string;
+  requestId: string;
+}
+
+/**
+ * Writes one kind of pending effect inside the transaction (the events outbox, the mail queue, the audit trail).
+ * Registered once at start; each sink says which kinds it takes.
+ */
+export interface EffectSink {
+  kinds: readonly (keyof PendingEffects)[];
+  /** Called in every write transaction, just before commit (also with nothing pending: the audit of the request). */
+  write(trx: Transaction<Database>, effects: PendingEffects, origin: WriteOrigin): Promise<void>;
+  /**
+   * Called after a write was rolled back by a business rule (a 4xx), in a transaction of its own: what must be
+   * recorded of a refused request (its audit line) survives the rollback of the change it asked for.
+   */
+  rejected?(trx: Transaction<Database>, origin: WriteOrigin, error: ApiError): Promise<void>;
+}
+
+export interface UnitOfWorkOptions {
+  /** `SET LOCAL statement_timeout` of every write transaction (default 10 s). */
+  statementTimeoutMs?: number;
+  /** Further attempts after a serialization failure or deadlock (default 3). */
+  maxRetries?: number;
+  sinks?: readonly EffectSink[];
+  logger?: Logger;
+  /** Waits between attempts; injectable so tests need not sleep. */
+  sleep?: (ms: number) => Promise<void>;
+}
+
+/** PostgreSQL's serialization_failure and deadlock_detected: the transaction may succeed if run again. */
+const retryableCodes = new Set(['40001', '40P01']);
+
+export function isRetryable(err: unknown): boolean {
+  return retryableCodes.has((err as { code?: unknown })?.code as string);
+}
+
+/** Seconds a client is told to wait after the retries ran out. */
+const CONFLICT_RETRY_AFTER = '1';
+
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 10_000;
+export const DEFAULT_MAX_RETRIES = 3;
+
+export type Work<T> = (trx: Transaction<Database>, effects: Effects) => Promise<T>;
+
+export class UnitOfWork {
+  private readonly timeout: string;
+  private readonly maxRetries: number;
+  private readonly sinks: readonly EffectSink[];
+  private readonly sleep: (ms: number) => Promise<void>;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly options: UnitOfWorkOptions = {},
+  ) {
+    const ms = options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
+    if (!Number.isInteger(ms) || ms < 0) throw new Error(`statement timeout must be a whole number of ms, not ${ms}`);
+    this.timeout = String(ms);
+    this.maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
+    this.sinks = options.sinks ?? [];
+    this.sleep = options.sleep ?? ((ms2) => new Promise((resolve) => setTimeout(resolve, ms2)));
+  }
+
+  /**
+   * Runs `work` in one transaction and commits it with its effects. Retries the whole of it on 40001/40P01; when
+   * the retries run out, 409 CONCURRENT_UPDATE (nothing was written).
+   */
+  async run<T>(origin: WriteOrigin, work: Work<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.db.transaction().execute(async (trx) => {
+          // set_config(…, true) is SET LOCAL with a bound value: it ends with the transaction.
+          await sql`select set_config('statement_timeout', ${this.timeout}, true)`.execute(trx);
+          const effects = new Effects();
+          const result = await work(trx, effects);
+          await this.flush(trx, effects.pending, origin);
+          return result;
+        });
+      } catch (err) {
+        if (!isRetryable(err)) throw err;
+        if (attempt >= this.maxRetries) {
+          this.options.logger?.warn('write gave up after concurrent-update retries', {
+            operation_id: origin.operationId,
+            request_id: origin.requestId,
+            attempts: attempt + 1,
+            code: (err as { code?: string }).code,
+          });
+          throw new ApiError('CONCURRENT_UPDATE', undefined, { headers: { 'Retry-After': CONFLICT_RETRY_AFTER } });
+        }
+        // Jittered back-off, so the transactions that collided do not collide again in step.
+        await this.sleep(Math.round((5 + Math.random() * 20) * 2 ** attempt));
+      }
+    }
+  }
+
+  private async flush(trx: Transaction<Database>, pending: PendingEffects, origin: WriteOrigin): Promise<void> {
+    for (const kind of Object.keys(pending) as (keyof PendingEffects)[]) {
+      // An effect nobody writes would be lost silently: refuse the whole write instead.
+      if (pending[kind].length > 0 && !this.sinks.some((s) => s.kinds.includes(kind))) {
+        throw new Error(`no sink is registered for ${kind}; the write is refused rather than losing them`);
+      }
+    }
+    for (const sink of this.sinks) await sink.write(trx, pending, origin);
+  }
+
+  /** Records a refused write through the sinks that record refusals; never throws (the refusal is the answer). */
+  async recordRejection(origin: WriteOrigin, error: ApiError): Promise<void> {
+    const recorders = this.sinks.filter((s) => s.rejected);
+    if (recorders.length === 0) return;
+    try {
+      await this.db.transaction().execute(async (trx) => {
+        for (const sink of recorders) await sink.rejected!(trx, origin, error);
+      });
+    } catch (err) {
+      this.options.logger?.warn('could not record a rejected write', {
+        operation_id: origin.operationId,
+        request_id: origin.requestId,
+        error: (err as Error)?.message,
+      });
+    }
+  }
+}
