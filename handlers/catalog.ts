@@ -1,14 +1,11 @@
-import { duplicateProduct as duplicate, listProducts as list } from '../src/domain/products';
+import { duplicateProduct as duplicate, productCursorList } from '../src/domain/products';
 import { claimSerials } from '../src/domain/serials';
 import type { OperationHandler } from '../src/http/handler';
+import { listHandler } from '../src/http/list-handler';
 
-export const listProducts: OperationHandler<'listProducts'> = async ({ db, auth, query, services }) => ({
-  page: await list(db, services.cursors, auth.shop.id, {
-    limit: query.limit,
-    cursor: query.cursor,
-    includeVariants: query.include_variants === true,
-  }),
-});
+export const listProducts: OperationHandler<'listProducts'> = listHandler(productCursorList, (query) => ({
+  includeVariants: query.include_variants === true,
+}));
 
 export const duplicateProduct: OperationHandler<'duplicateProduct'> = async ({ db, auth, params }) => ({
   status: 201,

@@ -1,12 +1,10 @@
 // Customer rules: the list's allow-list of filters and sorts, the affiliate summary, new customer rows.
-import type { Kysely } from 'kysely';
-import type { Database } from '../../db/tables';
+import type { ReadDb } from '../../db/queries/shop-scope';
 import * as customers from '../../db/queries/customers';
 import { NotFoundError } from '../errors';
 import { newId } from '../ids';
-import type { CursorCodec, Page } from '../platform/cursor';
-import { parseListQuery, type ListSpec } from '../platform/list-query';
-import { paginate } from '../platform/pagination';
+import type { CursorList } from '../platform/cursor-list';
+import type { ListSpec } from '../platform/list-query';
 import { customerView } from '../views/customer';
 
 export type CustomerView = ReturnType<typeof customerView>;
@@ -32,24 +30,15 @@ export const customerList: ListSpec = {
   defaultSort: '-created_at',
 };
 
-export async function listCustomers(
-  db: Kysely<Database>,
-  codec: CursorCodec,
-  shopId: string,
-  params: { limit?: number; cursor?: string; filters?: string; sorts?: string },
-): Promise<Page<CustomerView>> {
-  const query = parseListQuery(customerList, { filters: params.filters, sorts: params.sorts });
-  return paginate(
-    codec,
-    query,
-    params,
-    (keyset) => customers.customersPage(db, shopId, keyset),
-    (rows) => rows.map(({ cursor_value: _c, ...row }) => customerView(row)),
-  );
-}
+/** `GET /customers`: a page of customers with their wallets. */
+export const customerCursorList: CursorList<customers.CustomerPageRow, CustomerView> = {
+  spec: customerList,
+  page: customers.customersPage,
+  view: (rows) => rows.map((row) => customerView(row)),
+};
 
 export async function getCustomer(
-  db: Kysely<Database>,
+  db: ReadDb,
   shopId: string,
   id: string,
   options: { includeAffiliate: boolean },
@@ -84,11 +73,10 @@ export interface NewCustomerInput {
 }
 
 /** A row for a new customer of the shop: a new id and wallet, the email lower-cased. */
-export function newCustomerRow(shop: { id: string; currency: string }, input: NewCustomerInput): customers.NewCustomer {
+export function newCustomerRow(shop: { currency: string }, input: NewCustomerInput): customers.NewCustomer {
   const a = input.affiliate;
   return {
     id: newId('cus'),
-    shop_id: shop.id,
     email: input.email.toLowerCase(),
     name: input.name ?? null,
     phone: input.phone ?? null,

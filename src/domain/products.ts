@@ -1,12 +1,11 @@
 // Product rules that span several queries: listing with variants, duplication.
-import type { Kysely } from 'kysely';
+import type { Transaction } from 'kysely';
 import type { Database } from '../../db/tables';
 import * as products from '../../db/queries/products';
 import { NotFoundError } from '../errors';
 import { newId, newUniqid } from '../ids';
-import type { CursorCodec, Page } from '../platform/cursor';
-import { parseListQuery, type ListSpec } from '../platform/list-query';
-import { paginate } from '../platform/pagination';
+import type { CursorList } from '../platform/cursor-list';
+import type { ListSpec } from '../platform/list-query';
 import { productView } from '../views/product';
 
 export type ProductView = ReturnType<typeof productView>;
@@ -19,29 +18,23 @@ export const productList: ListSpec = {
   defaultSort: '-created_at',
 };
 
-export async function listProducts(
-  db: Kysely<Database>,
-  codec: CursorCodec,
-  shopId: string,
-  params: { limit?: number; cursor?: string; includeVariants: boolean },
-): Promise<Page<ProductView>> {
-  // include_variants changes what a page shows, not which rows, so it is not part of the cursor's binding.
-  const query = parseListQuery(productList, {});
-  return paginate(
-    codec,
-    query,
-    params,
-    (keyset) => products.productsPage(db, shopId, keyset),
-    async (rows) => {
-      const variants = await products.variantsByProduct(
-        db,
-        shopId,
-        rows.map((r) => r.id),
-      );
-      return rows.map(({ cursor_value: _c, ...r }) => productView(r, variants.get(r.id) ?? [], params.includeVariants));
-    },
-  );
+export interface ProductListOptions {
+  includeVariants: boolean;
 }
+
+/** `GET /products`: a page of products, each with its variants (prices only when asked for). */
+export const productCursorList: CursorList<products.ProductPageRow, ProductView, ProductListOptions> = {
+  spec: productList,
+  page: products.productsPage,
+  async view(rows, { db, shopId, options }) {
+    const variants = await products.variantsByProduct(
+      db,
+      shopId,
+      rows.map((r) => r.id),
+    );
+    return rows.map((r) => productView(r, variants.get(r.id) ?? [], options.includeVariants));
+  },
+};
 
 /** `base-copy`, or `base-copy-2`, `-3`, … when taken. */
 function freeSlug(base: string, taken: Set<string>): string {
@@ -54,14 +47,18 @@ function freeSlug(base: string, taken: Set<string>): string {
  * Copies a product and its variants under new identifiers; serials stay with the original. Must run in a
  * transaction: the product and its variants appear together or not at all.
  */
-export async function duplicateProduct(trx: Kysely<Database>, shopId: string, productId: string): Promise<ProductView> {
+export async function duplicateProduct(
+  trx: Transaction<Database>,
+  shopId: string,
+  productId: string,
+): Promise<ProductView> {
   // Locked: concurrent copies of one product take turns, so they cannot pick the same free slug.
   const source = await products.productByIdForUpdate(trx, shopId, productId);
   if (!source) throw new NotFoundError('PRODUCT_NOT_FOUND');
   const sourceVariants = (await products.variantsByProduct(trx, shopId, [source.id])).get(source.id) ?? [];
   const slug = freeSlug(source.slug, await products.slugsStartingWith(trx, shopId, `${source.slug}-copy`));
-  const { created_at: _c, updated_at: _u, ...fields } = source;
-  const copy = await products.insertProduct(trx, {
+  const { created_at: _c, updated_at: _u, shop_id: _s, ...fields } = source;
+  const copy = await products.insertProduct(trx, shopId, {
     ...fields,
     id: newId('prod'),
     uniqid: newUniqid(),
@@ -73,7 +70,8 @@ export async function duplicateProduct(trx: Kysely<Database>, shopId: string, pr
   });
   const variants = await products.insertVariants(
     trx,
-    sourceVariants.map(({ created_at: _vc, ...v }) => ({
+    shopId,
+    sourceVariants.map(({ created_at: _vc, shop_id: _vs, ...v }) => ({
       ...v,
       id: newId('var'),
       product_id: copy.id,

@@ -8,7 +8,8 @@ import Decimal from 'decimal.js';
 import fc from 'fast-check';
 import { insertCustomers } from '../../db/queries/customers';
 import { createShop } from '../../src/domain/admin';
-import { listCustomers, newCustomerRow } from '../../src/domain/customers';
+import { customerCursorList, newCustomerRow } from '../../src/domain/customers';
+import { listPage } from '../../src/platform/cursor-list';
 import { CursorCodec } from '../../src/platform/cursor';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database';
 
@@ -99,18 +100,21 @@ interface Row extends Gen {
 
 async function insert(shop: { id: string; currency: string }, gens: Gen[], tag: string): Promise<Row[]> {
   const inputs = gens.map((g, i) => ({ ...g, email: `${g.local}${tag}${i}@example.com`.toLowerCase() }));
-  const rows = await insertCustomers(
-    database.db,
-    inputs.map((g, i) =>
-      newCustomerRow(shop, {
-        email: g.email,
-        country: g.country,
-        total_spent: g.spent,
-        blacklisted: g.blacklisted,
-        ...(g.affiliate ? { affiliate: { code: `AFF${tag}${i}` } } : {}),
-        created_at: isoMicros(g.created),
-        updated_at: isoMicros(g.updated),
-      }),
+  const rows = await database.db.transaction().execute((trx) =>
+    insertCustomers(
+      trx,
+      shop.id,
+      inputs.map((g, i) =>
+        newCustomerRow(shop, {
+          email: g.email,
+          country: g.country,
+          total_spent: g.spent,
+          blacklisted: g.blacklisted,
+          ...(g.affiliate ? { affiliate: { code: `AFF${tag}${i}` } } : {}),
+          created_at: isoMicros(g.created),
+          updated_at: isoMicros(g.updated),
+        }),
+      ),
     ),
   );
   return rows.map((r, i) => ({ ...inputs[i]!, id: r.id }));
@@ -169,7 +173,14 @@ async function walk(
   const seen: string[] = [];
   let cursor: string | undefined;
   for (let page = 0; page < 500; page++) {
-    const res = await listCustomers(database.db, codec, shopId, { limit, cursor, filters: filterText(f), sorts: sort });
+    const res = await listPage(
+      customerCursorList,
+      database.db,
+      codec,
+      shopId,
+      { limit, cursor, filters: filterText(f), sorts: sort },
+      undefined,
+    );
     expect(res.data.length).toBeLessThanOrEqual(limit);
     seen.push(...res.data.map((c) => c.id));
     expect(res.pagination.has_more).toBe(res.pagination.next_cursor !== null);
