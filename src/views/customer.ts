@@ -1,6 +1,7 @@
 // Customer rows -> the Customer object of the contract. Amounts are exact decimals in the database and JSON numbers
-// here; timestamps are Unix seconds.
+// with the same digits here; timestamps are Unix seconds.
 import Decimal from 'decimal.js';
+import { jsonAmount } from '../platform/money';
 import type { CustomerRow } from '../../db/tables';
 import { unixSeconds } from './time';
 
@@ -13,9 +14,9 @@ export function affiliateSummaryView(row: CustomerRow, facts: AffiliateFacts) {
   return {
     code: row.affiliate_code,
     status: row.affiliate_status,
-    commission_percent: Number(row.affiliate_commission_percent ?? '0'),
-    balance: Number(row.affiliate_balance),
-    lifetime_earnings: Number(row.affiliate_lifetime_earnings),
+    commission_percent: jsonAmount(row.affiliate_commission_percent ?? '0'),
+    balance: jsonAmount(row.affiliate_balance),
+    lifetime_earnings: jsonAmount(row.affiliate_lifetime_earnings),
     referred_customers: facts.referredCustomers,
     referred_orders: row.affiliate_referred_orders,
   };
@@ -29,12 +30,12 @@ export function customerView(row: CustomerRow, affiliate?: AffiliateFacts) {
     name: row.name,
     phone: row.phone,
     country: row.country,
-    total_spent: Number(row.total_spent),
+    total_spent: jsonAmount(row.total_spent),
     total_orders: row.total_orders,
     wallet: {
       id: row.wallet_id,
-      balance: Number(row.wallet_balance),
-      available_balance: new Decimal(row.wallet_balance).minus(row.wallet_held).toNumber(),
+      balance: jsonAmount(row.wallet_balance),
+      available_balance: jsonAmount(new Decimal(row.wallet_balance).minus(row.wallet_held)),
       currency: row.wallet_currency,
     },
     is_affiliate: row.is_affiliate,

@@ -1,5 +1,6 @@
 // Product rows -> the Product object of the contract. Amounts are exact decimals in the database and JSON numbers
-// here, as the specification says for products.
+// with the same digits here, as the specification says for products.
+import { jsonAmount } from '../platform/money';
 import type { ProductRow, ProductVariantRow } from '../../db/tables';
 import { unixSeconds } from './time';
 
@@ -7,7 +8,7 @@ export function variantView(row: ProductVariantRow, withPrices: boolean) {
   return {
     id: row.id,
     title: row.title,
-    ...(withPrices ? { price: Number(row.price), price_display: Number(row.price_display) } : {}),
+    ...(withPrices ? { price: jsonAmount(row.price), price_display: jsonAmount(row.price_display) } : {}),
     stock: row.stock,
     sort_priority: row.sort_priority,
     created_at: unixSeconds(row.created_at),
@@ -25,8 +26,8 @@ export function productView(row: ProductRow, variants: ProductVariantRow[], with
     title: row.title,
     currency: row.currency,
     description: row.description,
-    price: Number(row.price),
-    price_display: Number(row.price_display),
+    price: jsonAmount(row.price),
+    price_display: jsonAmount(row.price_display),
     description_tabs: row.description_tabs,
     gateways: row.gateways,
     custom_fields: row.custom_fields,
