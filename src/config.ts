@@ -29,6 +29,16 @@ export interface Config {
   idempotencyLockTimeoutMs: number;
   /** `statement_timeout` of every write transaction; a statement past it is cancelled and answered 503. */
   statementTimeoutMs: number;
+  /**
+   * How long an idle keep-alive connection is kept. Longer than the idle timeout of the load balancer in front
+   * (60 s on the common ones), so the balancer always closes first and never sends a request on a connection this
+   * server is closing at that moment (which the client would see as a reset).
+   */
+  httpKeepAliveTimeoutMs: number;
+  /** Time allowed to receive a request's headers (408 after it); longer than the keep-alive timeout. */
+  httpHeadersTimeoutMs: number;
+  /** Time allowed to receive a whole request, body included (408 after it); at least the headers timeout. */
+  httpRequestTimeoutMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -63,6 +73,32 @@ function url(env: NodeJS.ProcessEnv, name: string, protocols: string[]): string 
   return raw;
 }
 
+function httpTimeouts(
+  env: NodeJS.ProcessEnv,
+): Pick<Config, 'httpKeepAliveTimeoutMs' | 'httpHeadersTimeoutMs' | 'httpRequestTimeoutMs'> {
+  const keepAlive = int(env, 'HTTP_KEEP_ALIVE_TIMEOUT_SECONDS', 65, 1, 3600);
+  // Older Node versions started the headers timer when the previous response ended, so a headers timeout shorter
+  // than the keep-alive one cut idle connections with a 408. Node 24 times only requests in progress; the rule is
+  // kept anyway (it costs nothing and is what load-balancer guides check for).
+  const headers = int(env, 'HTTP_HEADERS_TIMEOUT_SECONDS', keepAlive + 1, 1, 3601);
+  if (headers <= keepAlive) {
+    throw new ConfigError(
+      `HTTP_HEADERS_TIMEOUT_SECONDS (${headers}) must be greater than HTTP_KEEP_ALIVE_TIMEOUT_SECONDS (${keepAlive})`,
+    );
+  }
+  const request = int(env, 'HTTP_REQUEST_TIMEOUT_SECONDS', Math.max(120, headers), 1, 86_400);
+  if (request < headers) {
+    throw new ConfigError(
+      `HTTP_REQUEST_TIMEOUT_SECONDS (${request}) must be at least HTTP_HEADERS_TIMEOUT_SECONDS (${headers})`,
+    );
+  }
+  return {
+    httpKeepAliveTimeoutMs: keepAlive * 1000,
+    httpHeadersTimeoutMs: headers * 1000,
+    httpRequestTimeoutMs: request * 1000,
+  };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = int(env, 'PORT', 3000, 0, 65535);
   const host = env.HOST || '0.0.0.0';
@@ -87,5 +123,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownGraceSeconds: int(env, 'SHUTDOWN_GRACE_SECONDS', 10, 0, 600),
     idempotencyLockTimeoutMs: int(env, 'IDEMPOTENCY_LOCK_TIMEOUT_SECONDS', 60, 1, 3600) * 1000,
     statementTimeoutMs: int(env, 'STATEMENT_TIMEOUT_MS', 10_000, 1, 600_000),
+    ...httpTimeouts(env),
   };
 }

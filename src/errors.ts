@@ -50,6 +50,21 @@ export const errorCatalog = {
     message: 'The request body is larger than 1 MiB.',
     doc: 'Request bodies are limited to 1 MiB (1,048,576 bytes).',
   },
+  BAD_REQUEST: {
+    status: 400,
+    message: 'The request is not valid HTTP.',
+    doc: 'The HTTP message itself could not be parsed (a malformed request line or header, an invalid `Content-Length` or chunk). It never reached an operation; the connection is closed. Fix the client or the proxy that sent it.',
+  },
+  REQUEST_TIMEOUT: {
+    status: 408,
+    message: 'The request was not received in time.',
+    doc: 'The headers (`HTTP_HEADERS_TIMEOUT_SECONDS`) or the whole request (`HTTP_REQUEST_TIMEOUT_SECONDS`) took too long to arrive; the connection is closed. Send the request again.',
+  },
+  REQUEST_HEADER_FIELDS_TOO_LARGE: {
+    status: 431,
+    message: 'The request headers are too large.',
+    doc: 'The request line and headers together exceed 16 KiB. Send fewer or shorter headers; the connection is closed.',
+  },
   UNSUPPORTED_MEDIA_TYPE: {
     status: 415,
     message: 'Send the body as application/json, multipart/form-data or text/plain.',

@@ -4,8 +4,6 @@
 // thrown inside openapi-backend skips its own post-response hook.
 import type { Request, Response } from 'express';
 import OpenAPIBackend, { type Context, type Document } from 'openapi-backend';
-import Ajv2020 from 'ajv/dist/2020';
-import addFormats from 'ajv-formats';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/tables';
 import { authenticate, type AuthContext } from '../auth/authenticate';
@@ -21,7 +19,9 @@ import { speedUpRouter } from './fast-router';
 import type { RateLimiter } from './rate-limit';
 import type { HandlerMap, OperationContext, OperationResult, Services } from './handler';
 import { toApiError } from './errors';
+import { refuseRepeatedAuthorization, routingMethod, withHeadAllowed } from './request-edges';
 import { validationDetails } from './validation-details';
+import { lazyAjvFactory } from './validators';
 
 /** openapi-backend checks documents against the OpenAPI 3.0 meta-schema, which rejects valid 3.1; the spec is linted by redocly instead. */
 class OpenAPI31Backend extends OpenAPIBackend {
@@ -83,29 +83,18 @@ export async function createApi(options: ApiOptions) {
   const idempotency =
     options.idempotency ??
     new Idempotency(db, unitOfWork, { publicUrl: services.config.publicUrl, logger: services.logger });
-  // One Ajv per option set, shared by all operations: building an Ajv (with formats) per operation and
-  // validation context cost seconds at start for nothing.
-  const ajvs = new Map<string, Ajv2020>();
   const api = new OpenAPI31Backend({
     definition: loadSpec() as unknown as Document,
     apiRoot: '/dev/v1',
     // quick: no eager compile of response validators (responses are validated in tests, never in production);
-    // request validators are compiled right after init instead, so no request pays for a compile.
+    // request validators are built right after init and compiled on first use or, in the server, in the background.
     quick: true,
     strict: true,
     validate: true,
     coerceTypes: true,
     ajvOpts: { allErrors: true, strict: false, useDefaults: true },
-    customizeAjv: (_original, ajvOpts) => {
-      const key = JSON.stringify(ajvOpts);
-      let ajv = ajvs.get(key);
-      if (!ajv) {
-        ajv = new Ajv2020({ ...ajvOpts, allErrors: true, strict: false });
-        addFormats(ajv);
-        ajvs.set(key, ajv);
-      }
-      return ajv as never;
-    },
+    // One Ajv per option set, shared by all operations, compiling each validator on first use (src/http/validators.ts).
+    customizeAjv: lazyAjvFactory(),
   });
 
   // An operation lists both schemes; one look-up per request serves both.
@@ -226,7 +215,7 @@ export async function createApi(options: ApiOptions) {
 
   return async function handle(req: Request, res: Response): Promise<void> {
     const routed: RoutedRequest = {
-      method: req.method,
+      method: routingMethod(req.method),
       path: req.originalUrl.split('?')[0]!,
       query: req.query as Record<string, string | string[]>,
       headers: req.headers as Record<string, string | string[]>,
@@ -245,8 +234,13 @@ export async function createApi(options: ApiOptions) {
       res.locals.route = `${operation.method.toUpperCase()} /dev/v1${operation.path}`;
       // Every response of a state-changing operation says what idempotency did; `bypassed` until it does something.
       if (writeMethods.has(operation.method.toLowerCase())) setIdempotencyStatus(res, 'bypassed');
+      if ((operation.security ?? []).length > 0) refuseRepeatedAuthorization(req.rawHeaders);
     }
-    await api.handleRequest(routed as never, req, res);
+    try {
+      await api.handleRequest(routed as never, req, res);
+    } catch (err) {
+      throw withHeadAllowed(err);
+    }
   };
 }
 

@@ -2,6 +2,7 @@
 // all of them (multipart included), then turned into one JSON value so a single schema validates them all.
 // JSON and text/plain (holding JSON) are parsed; multipart fields become properties (busboy parses them from the
 // buffer), and a field's text is parsed as JSON where the schema wants a non-string value there.
+import type { IncomingMessage } from 'node:http';
 import busboy from 'busboy';
 import express, { type RequestHandler } from 'express';
 import { ApiError, ClientAbortedError, ValidationError } from '../errors';
@@ -14,8 +15,30 @@ function mediaType(header: string | undefined): string {
   return (header ?? '').split(';')[0]!.trim().toLowerCase();
 }
 
-/** Reads the raw body (at most 1 MiB) into req.body. */
+const continueDeferred = new WeakSet<IncomingMessage>();
+
+/**
+ * `Expect: 100-continue`: the client sends its body only after `100 Continue`, which Node would send at once. The
+ * server (src/http/client-error.ts) hands such requests here instead, and the go-ahead is given only when the body
+ * is about to be read: a request refused before that (401, 403, 413, ...) is answered without the client ever
+ * sending its body (Node closes the connection after such an answer).
+ */
+export function deferContinue(req: IncomingMessage): void {
+  continueDeferred.add(req);
+}
+
+/**
+ * Reads the raw body (at most 1 MiB) into req.body. A declared Content-Length over the limit is refused before a
+ * byte of the body is read: the body parser would otherwise read the whole declared body (to discard it) before
+ * answering, so a client announcing gigabytes holds the connection, and waits, until it has sent them all. The
+ * connection is closed with the answer, since the unread body cannot be skipped.
+ */
 export const readBody: RequestHandler = (req, res, next) => {
+  if (Number(req.headers['content-length']) > bodyLimitBytes) {
+    return next(new ApiError('PAYLOAD_TOO_LARGE', undefined, { headers: { Connection: 'close' } }));
+  }
+  // The client waits for this before sending its body (see deferContinue).
+  if (continueDeferred.delete(req)) res.writeContinue();
   raw(req, res, (err?: unknown) => {
     if (!err) return next();
     const e = err as { type?: string; code?: string };

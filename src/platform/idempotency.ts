@@ -342,12 +342,21 @@ export class Idempotency {
     return err;
   }
 
-  private async release(scope: IdempotencyScope, lockedAt: Date): Promise<void> {
+  private async release(scope: IdempotencyScope, lockedAt: Date, attempt = 0): Promise<void> {
     try {
       await releaseIdempotencyKey(this.db, scope, lockedAt);
     } catch (err) {
-      // The database is gone: the lock goes stale and is taken over after the timeout.
-      this.options.logger?.warn('could not release an idempotency key', { error: (err as Error)?.message });
+      this.options.logger?.warn('could not release an idempotency key', {
+        error: (err as Error)?.message,
+        attempt: attempt + 1,
+      });
+      // The database is gone (a restart): try again in the background, so the client's retry with this key after
+      // the database is back runs at once instead of meeting 409 processing until the lock times out. The release
+      // is compare-and-set on the lock time, so a late one never frees a key someone else has since taken.
+      const delay = 500 * 2 ** attempt;
+      if (delay < this.lockTimeoutMs) {
+        setTimeout(() => void this.release(scope, lockedAt, attempt + 1), delay).unref();
+      }
     }
   }
 }

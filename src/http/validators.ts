@@ -1,0 +1,78 @@
+// The Ajv behind openapi-backend's request validation: Ajv 2020 (OpenAPI 3.1 schemas) with ajv-formats, one instance
+// per option set. Compiling the request validators of every operation takes about 0.4 s, which used to be paid
+// before the server could answer anything. Here a validator is compiled on its first use; the server
+// (src/server.ts) compiles the rest in the background once it listens, a few milliseconds at a time, so no request
+// waits for more than its own operation's validator and, shortly after start, none waits at all.
+import Ajv2020 from 'ajv/dist/2020';
+import type { AnySchema, Options, ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
+
+type Compile = () => ValidateFunction;
+
+/** Validators created while a collector is open (the server's start), compiled later by `compileInBackground`. */
+let collected: Compile[] | undefined;
+
+function lazyValidator(compile: () => ValidateFunction): ValidateFunction {
+  let compiled: ValidateFunction | undefined;
+  const ensure = () => (compiled ??= compile());
+  // openapi-backend calls the function, then reads `.errors` from it: forward both.
+  const validate = function (this: unknown, data: unknown) {
+    const fn = ensure();
+    const valid = fn.call(this, data);
+    validate.errors = fn.errors;
+    return valid;
+  } as ValidateFunction;
+  collected?.push(ensure);
+  return validate;
+}
+
+/** openapi-backend's `customizeAjv`: one lazily compiling Ajv per option set, shared by every operation. */
+export function lazyAjvFactory() {
+  const ajvs = new Map<string, Ajv2020>();
+  return (_original: unknown, ajvOpts: Options): never => {
+    const key = JSON.stringify(ajvOpts);
+    let ajv = ajvs.get(key);
+    if (!ajv) {
+      ajv = new Ajv2020({ ...ajvOpts, allErrors: true, strict: false });
+      addFormats(ajv);
+      const compileNow = ajv.compile.bind(ajv) as (schema: AnySchema) => ValidateFunction;
+      ajv.compile = ((schema: AnySchema) => lazyValidator(() => compileNow(schema))) as Ajv2020['compile'];
+      ajvs.set(key, ajv);
+    }
+    return ajv as never;
+  };
+}
+
+/**
+ * Starts collecting the validators created from now on (call before building the app); `compileInBackground`
+ * then compiles them in slices of at most `sliceMs`, yielding to the event loop between slices.
+ */
+export function collectValidators(): { compileInBackground(sliceMs?: number): Promise<void> } {
+  const list: Compile[] = [];
+  collected = list;
+  return {
+    compileInBackground(sliceMs = 5) {
+      if (collected === list) collected = undefined;
+      // A schema Ajv cannot compile fails its operation's requests (a 500, logged) as it would have failed the
+      // start; the first such error is reported once every other validator is compiled.
+      return new Promise((resolve, reject) => {
+        let next = 0;
+        let failure: unknown;
+        const slice = () => {
+          const until = performance.now() + sliceMs;
+          while (next < list.length && performance.now() < until) {
+            try {
+              list[next++]!();
+            } catch (err) {
+              failure ??= err;
+            }
+          }
+          if (next < list.length) setImmediate(slice);
+          else if (failure) reject(failure instanceof Error ? failure : new Error(String(failure)));
+          else resolve();
+        };
+        setImmediate(slice);
+      });
+    },
+  };
+}
