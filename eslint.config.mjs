@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules', 'dist', 'data', 'coverage', 'src/generated'] },
+  { ignores: ['node_modules', 'dist', 'data', 'coverage', 'reports', '.stryker-tmp', 'src/generated'] },
   {
     files: ['**/*.js'],
     languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } },

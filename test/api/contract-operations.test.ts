@@ -1,15 +1,16 @@
-// Walks ../shared/spec/operations.tsv (the specification's operation list) and checks, for every operation, that the
-// contract has it (operationId, the scope in its security requirement) and that the server enforces it: no
-// credential -> 401, a credential without the scope -> 403 (before validation, so even an empty body gets 403),
-// and, for operations still mapped to notImplemented, the right scope and a valid request (the spec's own request
-// example) -> 501 NOT_IMPLEMENTED. Every response also goes through the contract validator of test-app.
+// Walks docs/operations.tsv (the specification's operation list, a copy kept in the repository so a clone anywhere
+// passes) and checks, for every operation, that the contract has it (operationId, the scope in its security
+// requirement) and that the server enforces it: no credential -> 401, a credential without the scope -> 403 (before
+// validation, so even an empty body gets 403), and, for operations still mapped to notImplemented, the right scope and
+// a valid request (the spec's own request example) -> 501 NOT_IMPLEMENTED. Every response also goes through the
+// contract validator of test-app.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { handlers, notImplemented } from '../../handlers';
 import { loadSpec } from '../../src/spec';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
 
-const tsvPath = join(__dirname, '..', '..', '..', 'shared', 'spec', 'operations.tsv');
+const tsvPath = join(__dirname, '..', '..', 'docs', 'operations.tsv');
 const rows = readFileSync(tsvPath, 'utf8')
   .split('\n')
   .filter((l) => l.trim() && !l.startsWith('#') && !l.startsWith('method\t'))

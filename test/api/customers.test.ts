@@ -1,24 +1,28 @@
-// GET /customers (cursor list, filters, sorts) and GET /customers/{id} (include_affiliate), with tenancy.
+// GET /customers (cursor list, filters, sorts) and GET /customers/{id} (include_affiliate), with tenancy: shops A and B
+// hold the same customers (emails, times, referrals), so only the shop boundary can tell their answers apart.
 import { sql } from 'kysely';
-import { insertCustomers } from '../../db/queries/customers';
+import { customerById, insertCustomers, referredCustomerCount } from '../../db/queries/customers';
 import { newCustomerRow } from '../../src/domain/customers';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
 
 let t: TestApp;
 let shopA: string;
+let shopB: string;
 let keyA: string;
 let keyB: string;
+/** Customer ids by the email's local part, per shop. */
 let ids: Record<string, string>;
+let idsB: Record<string, string>;
 
 beforeAll(async () => {
   t = await startTestApp();
   shopA = await t.createShop({ name: 'A', currency: 'EUR' });
-  const shopB = await t.createShop({ name: 'B' });
+  shopB = await t.createShop({ name: 'B', currency: 'EUR' });
   keyA = (await t.createKey(shopA, ['customers.read'])).key;
   keyB = (await t.createKey(shopB, ['*'])).key;
   // Five customers a second apart (oldest first), plus one created in the same microsecond as another.
   const base = Date.parse('2026-01-10T00:00:00Z');
-  const rows = [
+  const customers = [
     {
       email: 'Ada@Example.com',
       name: 'Ada',
@@ -37,16 +41,21 @@ beforeAll(async () => {
     { email: 'dee@example.com', name: 'Dee', country: null, total_spent: '0' },
     { email: 'eve@example.com', name: 'Eve', country: 'DE', total_spent: '120.50' },
     { email: 'fay@example.com', name: 'Fay', country: 'DE', total_spent: '1' },
-  ].map((c, i) =>
-    newCustomerRow({ currency: 'EUR' }, { ...c, created_at: new Date(base + Math.min(i, 4) * 1000).toISOString() }),
-  );
-  const inserted = await t.db.transaction().execute((trx) => insertCustomers(trx, shopA, rows));
-  ids = Object.fromEntries(inserted.map((c) => [c.email.split('@')[0]!, c.id]));
-  // Bob and Cy were referred by Ada.
-  await sql`update customers set referred_by_customer_id = ${ids.ada} where id in (${ids.bob}, ${ids.cy})`.execute(
-    t.db,
-  );
-  await t.seed(shopB, { customers: [{ email: 'other@example.com' }] });
+  ];
+  const seed = async (shopId: string) => {
+    const rows = customers.map((c, i) =>
+      newCustomerRow({ currency: 'EUR' }, { ...c, created_at: new Date(base + Math.min(i, 4) * 1000).toISOString() }),
+    );
+    const inserted = await t.db.transaction().execute((trx) => insertCustomers(trx, shopId, rows));
+    const byName = Object.fromEntries(inserted.map((c) => [c.email.split('@')[0]!, c.id]));
+    // Bob and Cy were referred by Ada.
+    await sql`update customers set referred_by_customer_id = ${byName.ada} where id in (${byName.bob}, ${byName.cy})`.execute(
+      t.db,
+    );
+    return byName;
+  };
+  ids = await seed(shopA);
+  idsB = await seed(shopB);
 });
 afterAll(() => t.close());
 
@@ -78,6 +87,7 @@ test('lists only the shop own customers, newest first (ties by id), without affi
   expect(res.status).toBe(200);
   expect(res.body.data).toHaveLength(6);
   expect(res.body.pagination).toEqual({ next_cursor: null, has_more: false });
+  expect(new Set(res.body.data.map((c: { id: string }) => c.id))).toEqual(new Set(Object.values(ids)));
   const order = emails(res);
   expect(order.slice(2)).toEqual(['dee', 'cy', 'bob', 'ada']);
   // eve and fay share a timestamp: descending by id
@@ -201,14 +211,38 @@ test('GET /customers/{id}: the customer; include_affiliate adds the summary', as
 });
 
 test('another shop, or an unknown id: 404 CUSTOMER_NOT_FOUND', async () => {
-  const cross = await t.http.get(`/dev/v1/customers/${ids.ada}`).set(bearer(keyB));
-  expect(cross.status).toBe(404);
-  expect(cross.body.error.code).toBe('CUSTOMER_NOT_FOUND');
+  for (const [id, key] of [
+    [ids.ada!, keyB],
+    [idsB.ada!, keyA],
+  ] as [string, string][]) {
+    const cross = await t.http.get(`/dev/v1/customers/${id}?include_affiliate=true`).set(bearer(key));
+    expect(cross.status).toBe(404);
+    expect(cross.body.error.code).toBe('CUSTOMER_NOT_FOUND');
+  }
   const unknown = await t.http.get('/dev/v1/customers/cus_doesnotexist').set(bearer(keyA));
   expect(unknown.status).toBe(404);
   expect(unknown.body.error.code).toBe('CUSTOMER_NOT_FOUND');
+});
+
+test('the other shop lists its own copy of the same customers, in the same order, under its own ids', async () => {
   const other = await t.http.get('/dev/v1/customers').set(bearer(keyB));
-  expect(other.body.data.map((c: { email: string }) => c.email)).toEqual(['other@example.com']);
+  expect(other.status).toBe(200);
+  // eve and fay share a timestamp: descending by id, and the ids differ between the shops
+  const tie = idsB.eve! > idsB.fay! ? ['eve', 'fay'] : ['fay', 'eve'];
+  const order = [...tie, 'dee', 'cy', 'bob', 'ada'];
+  expect(emails(other)).toEqual(order);
+  expect(other.body.data.map((c: { id: string }) => c.id)).toEqual(order.map((name) => idsB[name]));
+  const filtered = await t.http.get('/dev/v1/customers?filters=email:ada@example.com').set(bearer(keyB));
+  expect(filtered.body.data.map((c: { id: string }) => c.id)).toEqual([idsB.ada]);
+  const affiliate = await t.http.get(`/dev/v1/customers/${idsB.ada}?include_affiliate=true`).set(bearer(keyB));
+  expect(affiliate.body.data.affiliate.referred_customers).toBe(2);
+});
+
+test("the customer queries answer for their shop only, even when handed another shop's ids", async () => {
+  expect(await customerById(t.db, shopB, ids.ada!)).toBeUndefined();
+  expect((await customerById(t.db, shopA, ids.ada!))?.email).toBe('ada@example.com');
+  expect(await referredCustomerCount(t.db, shopB, ids.ada!)).toBe(0);
+  expect(await referredCustomerCount(t.db, shopA, ids.ada!)).toBe(2);
 });
 
 test('a key without customers.read: 403', async () => {

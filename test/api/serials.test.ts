@@ -1,18 +1,20 @@
 // POST /products/{id}/serials/claim: atomic claims (a race of 50 on 30 serials), and every rejection leaves serials
-// and stock unchanged.
+// and stock unchanged. Shop B holds the same serial products (same titles, same serial values) as shop A, so a claim
+// that reached across the shop boundary would show in B's serials.
 import { sql } from 'kysely';
-import { serialsOfProduct } from '../../db/queries/serials';
+import { availableSerialCount, oldestAvailableSerials, serialsOfProduct } from '../../db/queries/serials';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
 
 let t: TestApp;
 let shopA: string;
+let shopB: string;
 let keyA: string;
 let keyB: string;
 
 beforeAll(async () => {
   t = await startTestApp();
   shopA = await t.createShop({ name: 'A' });
-  const shopB = await t.createShop({ name: 'B' });
+  shopB = await t.createShop({ name: 'B' });
   keyA = (await t.createKey(shopA, ['products.write'])).key;
   keyB = (await t.createKey(shopB, ['*'])).key;
 });
@@ -21,11 +23,17 @@ afterAll(() => t.close());
 const serialValues = (n: number, prefix = 'KEY') =>
   Array.from({ length: n }, (_, i) => `${prefix}-${String(i).padStart(4, '0')}`);
 
+/** Shop B's twin of each product of shop A made by serialProduct(), by A's product id. */
+const twinInB = new Map<string, string>();
+
+/** A SERIALS product of shop A with `n` serials, and its identical twin in shop B. */
 async function serialProduct(n: number, extra: Record<string, unknown> = {}): Promise<string> {
-  const seeded = await t.seed(shopA, {
-    products: [{ title: `Serials ${n}`, type: 'SERIALS', price: '9.99', serials: serialValues(n), ...extra }],
-  });
-  return seeded.products[0]!;
+  const fixtures = {
+    products: [{ title: `Serials ${n}`, type: 'SERIALS' as const, price: '9.99', serials: serialValues(n), ...extra }],
+  };
+  const id = (await t.seed(shopA, fixtures)).products[0]!;
+  twinInB.set(id, (await t.seed(shopB, fixtures)).products[0]!);
+  return id;
 }
 
 const claim = (productId: string, body: unknown, key = keyA) =>
@@ -34,13 +42,13 @@ const claim = (productId: string, body: unknown, key = keyA) =>
     .set(bearer(key))
     .send(body as object);
 
-async function state(productId: string) {
+async function state(productId: string, shopId = shopA) {
   const product = await t.db
     .selectFrom('products')
     .select(['stock', 'updated_at'])
     .where('id', '=', productId)
     .executeTakeFirstOrThrow();
-  const serials = await serialsOfProduct(t.db, shopA, productId);
+  const serials = await serialsOfProduct(t.db, shopId, productId);
   return {
     stock: product.stock,
     updated_at: product.updated_at.toISOString(),
@@ -51,6 +59,8 @@ async function state(productId: string) {
 test('claims the oldest serials and returns them with the remaining stock', async () => {
   const id = await serialProduct(5);
   expect((await state(id)).stock).toBe(5);
+  const twin = twinInB.get(id)!;
+  const twinBefore = await state(twin, shopB);
   const res = await claim(id, { amount: 2 });
   expect(res.status).toBe(200);
   expect(res.body.data.claimed_count).toBe(2);
@@ -70,6 +80,9 @@ test('claims the oldest serials and returns them with the remaining stock', asyn
   expect(rest.status).toBe(200);
   expect(rest.body.data.serials.map((s: { serial: string }) => s.serial)).toEqual(['KEY-0002', 'KEY-0003', 'KEY-0004']);
   expect(rest.body.data.remaining_stock).toBe(0);
+  // The twin in shop B, with the same serial values, is untouched.
+  expect(await state(twin, shopB)).toEqual(twinBefore);
+  expect((await state(twin, shopB)).serials.every((s) => s[1] === 'available')).toBe(true);
 });
 
 test('50 concurrent claims of one serial on 30 serials: exactly 30 succeed, none twice, stock ends at 0', async () => {
@@ -124,9 +137,15 @@ test('a product with variants, or not a SERIALS product: 400 PRODUCT_NOT_SERIAL,
 test('another shop, or an unknown product: 404 PRODUCT_NOT_FOUND, nothing changed', async () => {
   const id = await serialProduct(2);
   const before = await state(id);
+  const twin = twinInB.get(id)!;
+  const twinBefore = await state(twin, shopB);
   const cross = await claim(id, { amount: 1 }, keyB);
   expect(cross.status).toBe(404);
   expect(cross.body.error.code).toBe('PRODUCT_NOT_FOUND');
+  const reverse = await claim(twin, { amount: 1 });
+  expect(reverse.status).toBe(404);
+  expect(reverse.body.error.code).toBe('PRODUCT_NOT_FOUND');
+  expect(await state(twin, shopB)).toEqual(twinBefore);
   const unknown = await claim('prod_doesnotexist', { amount: 1 });
   expect(unknown.status).toBe(404);
   expect(unknown.body.error.code).toBe('PRODUCT_NOT_FOUND');
@@ -169,4 +188,15 @@ test('a key without products.write: 403, nothing changed', async () => {
   const res = await claim(id, { amount: 1 }, key);
   expect(res.status).toBe(403);
   expect(await state(id)).toEqual(before);
+});
+
+test("the serial queries answer for their shop only, even when handed another shop's product", async () => {
+  const id = await serialProduct(3);
+  expect(await availableSerialCount(t.db, shopA, id)).toBe(3);
+  expect(await availableSerialCount(t.db, shopB, id)).toBe(0);
+  expect(await serialsOfProduct(t.db, shopB, id)).toEqual([]);
+  await t.db.transaction().execute(async (trx) => {
+    expect((await oldestAvailableSerials(trx, shopA, id, 2)).map((s) => s.serial)).toEqual(['KEY-0000', 'KEY-0001']);
+    expect(await oldestAvailableSerials(trx, shopB, id, 2)).toEqual([]);
+  });
 });
