@@ -8,7 +8,9 @@ COPY tsconfig.json tsconfig.build.json openapi.yaml ./
 COPY src ./src
 COPY handlers ./handlers
 COPY db ./db
-RUN npx tsc -p tsconfig.build.json && cp openapi.yaml dist/openapi.yaml
+# The parsed contract is cached beside it (dist/openapi.yaml.cache, see src/spec.ts): no YAML parse at each start.
+RUN npx tsc -p tsconfig.build.json && cp openapi.yaml dist/openapi.yaml \
+ && node -e "require('./dist/src/spec').specJson()" && test -s dist/openapi.yaml.cache
 
 FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production PORT=3000 DATA_DIR=/data/pglite

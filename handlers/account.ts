@@ -1,8 +1,10 @@
 import { accountOf, capabilitiesOf } from '../src/domain/account';
 import type { OperationHandler } from '../src/http/handler';
 
-export const getAccount: OperationHandler<'getAccount'> = async ({ auth }) => ({ data: accountOf(auth) });
+export const getAccount: OperationHandler<'getAccount'> = async ({ db, auth }) => ({
+  data: await accountOf(db, auth),
+});
 
-export const getCapabilities: OperationHandler<'getCapabilities'> = async ({ auth }) => ({
-  data: capabilitiesOf(auth),
+export const getCapabilities: OperationHandler<'getCapabilities'> = async ({ db, auth }) => ({
+  data: await capabilitiesOf(db, auth),
 });

@@ -1,14 +1,16 @@
 // Bearer credential -> credential + shop. Every failure is the same 401, so a caller learns nothing about which
 // keys exist; a suspended shop is a 403 (the credential is valid, the shop may not act).
 import type { Kysely } from 'kysely';
-import type { Database, Credential, Shop } from '../../db/tables';
-import { liveCredentialWithShopByHash, touchCredential } from '../../db/queries/credentials';
+import type { Database } from '../../db/tables';
+import { liveCredentialWithShopByHash, touchCredential, type CredentialWithShop } from '../../db/queries/credentials';
 import { hashCredential, looksLikeCredential } from './credentials';
 
-export interface AuthContext {
-  credential: Credential;
-  shop: Shop;
-}
+/**
+ * Who is calling: the credential (id, kind, scopes) and its shop (id, plan, status, currency), which is what every
+ * request needs. It is read from the database on every request (no cache), so a revoked key or a suspended shop
+ * takes effect on the next request; the account views load the rest (src/domain/account.ts).
+ */
+export type AuthContext = CredentialWithShop;
 
 export function bearerToken(header: string | undefined): string | undefined {
   if (!header) return undefined;

@@ -1,24 +1,35 @@
-// The account and capabilities views of the authenticated credential.
+// The account and capabilities views of the authenticated credential. Authentication loads only what every
+// request needs (src/auth/authenticate.ts); these two views read the rest of the account themselves.
+import { accountOfCredential } from '../../db/queries/credentials';
+import type { ReadDb } from '../../db/queries/shop-scope';
 import type { AuthContext } from '../auth/authenticate';
 import { fullAccessScope, resourceGroups } from '../auth/scopes';
+import { UnauthorizedError } from '../errors';
 import { unixSeconds } from '../views/time';
 import { planFeatures } from './plans';
 
-export function accountOf(auth: AuthContext) {
-  const { shop } = auth;
-  return { id: shop.id, name: shop.name, currency: shop.currency, created_at: unixSeconds(shop.created_at) };
+async function details(db: ReadDb, auth: AuthContext) {
+  const found = await accountOfCredential(db, auth.shop.id, auth.credential.id);
+  if (!found) throw new UnauthorizedError(); // deleted between authentication and now
+  return found;
 }
 
-export function capabilitiesOf(auth: AuthContext) {
+export async function accountOf(db: ReadDb, auth: AuthContext) {
+  const { shop } = await details(db, auth);
+  return { id: auth.shop.id, name: shop.name, currency: auth.shop.currency, created_at: unixSeconds(shop.created_at) };
+}
+
+export async function capabilitiesOf(db: ReadDb, auth: AuthContext) {
   const { credential, shop } = auth;
+  const more = await details(db, auth);
   return {
     scopes: credential.scopes,
     full_access: credential.scopes.includes(fullAccessScope),
     readable_resources: resourceGroups(credential.scopes, 'read'),
     writable_resources: resourceGroups(credential.scopes, 'write'),
-    enabledPaymentMethods: shop.enabled_payment_methods,
+    enabledPaymentMethods: more.shop.enabled_payment_methods,
     features: planFeatures[shop.plan],
-    credential: { id: credential.id, kind: credential.kind, name: credential.name, client: null },
+    credential: { id: credential.id, kind: credential.kind, name: more.credential.name, client: null },
     plan: shop.plan,
   };
 }

@@ -1,12 +1,21 @@
 // The published contract and its documentation, served by the API itself with nothing loaded from another host:
 // /openapi.yaml, /openapi.json, /docs (Redoc, rendered in the browser from /openapi.json) and /docs/errors.
+// Every page is built on its first request, not at start: nothing here is on the way to the first API response.
 import { dirname, join } from 'node:path';
 import escapeHtml from 'escape-html';
 import { Router } from 'express';
 import { errorCatalog } from '../errors';
-import { loadSpec, specText } from '../spec';
+import { specJson, specText } from '../spec';
 
-const redocBundle = join(dirname(require.resolve('redoc/package.json')), 'bundles', 'redoc.standalone.js');
+/** A value computed on first use and kept. */
+function once<T>(make: () => T): () => T {
+  let value: T | undefined;
+  return () => (value ??= make());
+}
+
+const redocBundlePath = once(() =>
+  join(dirname(require.resolve('redoc/package.json')), 'bundles', 'redoc.standalone.js'),
+);
 
 function page(title: string, body: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -32,27 +41,25 @@ function errorsPage(): string {
 
 export function docsRouter(): Router {
   const router = Router();
-  const yaml = specText();
-  const json = JSON.stringify(loadSpec());
-  const errors = errorsPage();
+  const errors = once(errorsPage);
   const reference = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Merchant Developer API reference</title>
 <meta name="viewport" content="width=device-width, initial-scale=1"></head><body>
 <redoc spec-url="/openapi.json" hide-download-button="false"></redoc><script src="/docs/redoc.standalone.js"></script></body></html>`;
 
   router.get('/openapi.yaml', (_req, res) => {
-    res.type('application/yaml').send(yaml);
+    res.type('application/yaml').send(specText());
   });
   router.get('/openapi.json', (_req, res) => {
-    res.type('application/json').send(json);
+    res.type('application/json').send(specJson());
   });
   router.get('/docs', (_req, res) => {
     res.type('html').send(reference);
   });
   router.get('/docs/redoc.standalone.js', (_req, res) => {
-    res.sendFile(redocBundle, { maxAge: '1d' });
+    res.sendFile(redocBundlePath(), { maxAge: '1d' });
   });
   router.get('/docs/errors', (_req, res) => {
-    res.type('html').send(errors);
+    res.type('html').send(errors());
   });
   return router;
 }

@@ -1,0 +1,158 @@
+// `npm start`: runs the compiled server (dist/src/server.js) in this process, first compiling whatever changed since
+// the last start. Running the TypeScript through tsx cost about a second of every start (a second process, loader
+// hooks, on-the-fly transforms); compiled JavaScript starts at once.
+//
+// dist/.start-manifest.json records the SHA-1 of every source file (the folders tsconfig.build.json includes) and of
+// the compiler settings; a file whose hash changed is transpiled again on its own (ts.transpileModule with the
+// options of tsconfig.build.json: the project sets isolatedModules, so this is what tsc emits for it), and the output
+// of a deleted source is removed. TypeScript is loaded only when something changed: a fresh clone compiles everything
+// once (a few seconds), an edit recompiles one file. As with tsx, type errors do not stop a start (`npm run
+// typecheck` checks them); syntax errors do. Plain JavaScript, so that nothing has to compile it.
+// `node codegen/start.mjs --compile-only` brings dist/ up to date and exits (`npm run bench` uses it).
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire, enableCompileCache } from 'node:module';
+import { dirname, join, relative } from 'node:path';
+import console from 'node:console';
+import process from 'node:process';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const dist = join(root, 'dist');
+const manifestPath = join(dist, '.start-manifest.json');
+const require = createRequire(join(root, 'package.json'));
+
+const sha1 = (text) => createHash('sha1').update(text).digest('hex');
+const outputOf = (rel) => join(dist, rel.replace(/\.ts$/, '.js'));
+
+function readJson(path) {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Written beside, then renamed over: a start that runs at the same time never reads half a file. */
+function writeAtomic(path, text) {
+  mkdirSync(dirname(path), { recursive: true });
+  const tmp = `${path}.${process.pid}.tmp`;
+  writeFileSync(tmp, text);
+  renameSync(tmp, path);
+}
+
+/** The compiled tree's inputs: every .ts source (not .d.ts) under tsconfig.build.json's `include`, by hash. */
+function sources() {
+  const { include } = readJson(join(root, 'tsconfig.build.json')) ?? {};
+  if (!Array.isArray(include)) throw new Error('tsconfig.build.json: no "include" list');
+  const files = new Map();
+  for (const dir of include) {
+    for (const entry of readdirSync(join(root, dir), { recursive: true, withFileTypes: true })) {
+      if (!entry.isFile() || !entry.name.endsWith('.ts') || entry.name.endsWith('.d.ts')) continue;
+      const rel = relative(root, join(entry.parentPath, entry.name));
+      files.set(rel, sha1(readFileSync(join(root, rel))));
+    }
+  }
+  return files;
+}
+
+/** What the output depends on besides the sources: the compiler settings and version. */
+function settingsHash() {
+  const read = (path) => (existsSync(path) ? readFileSync(path, 'utf8') : '');
+  return sha1(
+    [
+      read(join(root, 'tsconfig.json')),
+      read(join(root, 'tsconfig.build.json')),
+      read(join(root, 'node_modules', 'typescript', 'package.json')),
+    ].join('\0'),
+  );
+}
+
+function loadTypeScript() {
+  try {
+    return require('typescript');
+  } catch {
+    console.error(
+      'Cannot start: dist/ is out of date and TypeScript is not installed. Run `npm install` (or `npm run build`).',
+    );
+    process.exit(1);
+  }
+}
+
+function compile(stale) {
+  const ts = loadTypeScript();
+  const parsed = ts.getParsedCommandLineOfConfigFile(
+    join(root, 'tsconfig.build.json'),
+    {},
+    { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => undefined },
+  );
+  const errors = [];
+  for (const rel of stale) {
+    const fileName = join(root, rel);
+    const out = ts.transpileModule(readFileSync(fileName, 'utf8'), {
+      fileName,
+      compilerOptions: parsed.options,
+      reportDiagnostics: true,
+    });
+    const syntax = (out.diagnostics ?? []).filter((d) => d.category === ts.DiagnosticCategory.Error);
+    if (syntax.length) {
+      errors.push(
+        ts.formatDiagnostics(syntax, {
+          ...ts.sys,
+          getCanonicalFileName: (f) => f,
+          getCurrentDirectory: () => root,
+          getNewLine: () => '\n',
+        }),
+      );
+      continue;
+    }
+    writeAtomic(outputOf(rel), out.outputText);
+    if (out.sourceMapText !== undefined) writeAtomic(`${outputOf(rel)}.map`, out.sourceMapText);
+  }
+  return errors;
+}
+
+function bringDistUpToDate() {
+  const files = sources();
+  const settings = settingsHash();
+  const previous = readJson(manifestPath);
+  const known = previous?.settings === settings ? (previous.files ?? {}) : {};
+  const stale = [...files]
+    .filter(([rel, hash]) => known[rel] !== hash || !existsSync(outputOf(rel)))
+    .map(([rel]) => rel);
+  const removed = Object.keys(known).filter((rel) => !files.has(rel));
+  if (stale.length === 0 && removed.length === 0) return;
+
+  const started = Date.now();
+  const errors = stale.length ? compile(stale) : [];
+  for (const rel of removed) {
+    rmSync(outputOf(rel), { force: true });
+    rmSync(`${outputOf(rel)}.map`, { force: true });
+  }
+  if (errors.length) {
+    console.error(`Cannot start: the TypeScript sources do not parse.\n${errors.join('')}`);
+    process.exit(1);
+  }
+  writeAtomic(manifestPath, JSON.stringify({ settings, files: Object.fromEntries(files) }));
+  const what = [`${stale.length} file(s) compiled`, ...(removed.length ? [`${removed.length} removed`] : [])];
+  console.error(`start: dist/ brought up to date (${what.join(', ')}) in ${Date.now() - started} ms`);
+}
+
+/** The contract beside the compiled code, where src/spec.ts looks for it (as in the Docker image). */
+function copySpec() {
+  const source = readFileSync(join(root, 'openapi.yaml'), 'utf8');
+  const target = join(dist, 'openapi.yaml');
+  if (!existsSync(target) || readFileSync(target, 'utf8') !== source) writeAtomic(target, source);
+}
+
+bringDistUpToDate();
+copySpec();
+if (process.argv.includes('--compile-only')) {
+  // Also the parsed contract beside it (src/spec.ts writes openapi.yaml.cache on its first load from dist/).
+  require(join(dist, 'src', 'spec.js')).specJson();
+} else {
+  // V8's compiled code of every module, kept between starts (node_modules/.cache is where tools keep caches).
+  enableCompileCache(join(root, 'node_modules', '.cache', 'node-compile-cache'));
+  process.setSourceMapsEnabled(true); // stack traces name the TypeScript lines, as under tsx
+  require(join(dist, 'src', 'server.js'));
+}
