@@ -190,6 +190,9 @@ test('duplicate of a SERIALS product: the copy starts with no stock and no seria
   const res = await t.http.post(`/dev/v1/products/${productA}/duplicate`).set(bearer(keyA));
   expect(res.status).toBe(201);
   const copy = res.body.data;
+  expect(copy.slug).toBe('game-key-copy-3'); // the third copy: -copy and -copy-2 are taken
+  expect(copy.id).toMatch(/^prod_/);
+  for (const v of copy.variants) expect(v.id).toMatch(/^var_/);
   expect(copy.type).toBe('SERIALS');
   expect(copy.stock).toBe(0);
   expect(copy.variants.map((v: Product['variants'][number]) => [v.title, v.stock])).toEqual([

@@ -3,6 +3,8 @@
 // that reached across the shop boundary would show in B's serials.
 import { sql } from 'kysely';
 import { availableSerialCount, oldestAvailableSerials, serialsOfProduct } from '../../db/queries/serials';
+import { claimSerials, maxClaimAmount } from '../../src/domain/serials';
+import { ValidationError } from '../../src/errors';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
 
 let t: TestApp;
@@ -113,8 +115,35 @@ test('more than available: 400 OUT_OF_STOCK, nothing claimed', async () => {
   const res = await claim(id, { amount: 3 });
   expect(res.status).toBe(400);
   expect(res.body.error.code).toBe('OUT_OF_STOCK');
-  expect(res.body.error.message).toMatch(/2 serials available/);
+  expect(res.body.error.message).toBe('Only 2 serials available; 3 requested. Nothing was claimed.');
   expect(await state(id)).toEqual(before);
+  await claim(id, { amount: 1 });
+  const one = await claim(id, { amount: 2 });
+  expect(one.body.error.message).toBe('Only 1 serial available; 2 requested. Nothing was claimed.');
+  await claim(id, { amount: 1 });
+  const none = await claim(id, { amount: 1 });
+  expect(none.body.error.message).toBe('Only 0 serials available; 1 requested. Nothing was claimed.');
+});
+
+test('the claim itself refuses amounts outside 1 to 1000, whatever the contract lets through', async () => {
+  const id = await serialProduct(2);
+  const before = await state(id);
+  for (const amount of [0, -1, 1.5, Number.NaN, maxClaimAmount + 1]) {
+    const attempt = t.db.transaction().execute((trx) => claimSerials(trx, shopA, id, amount));
+    await expect(attempt).rejects.toBeInstanceOf(ValidationError);
+    await expect(t.db.transaction().execute((trx) => claimSerials(trx, shopA, id, amount))).rejects.toMatchObject({
+      details: [{ field: 'amount', message: 'must be an integer from 1 to 1000' }],
+    });
+  }
+  expect(await state(id)).toEqual(before);
+  // The bounds themselves are allowed: 1000 asks for more than there is (400), not for an invalid amount (422).
+  await expect(t.db.transaction().execute((trx) => claimSerials(trx, shopA, id, maxClaimAmount))).rejects.toMatchObject(
+    {
+      code: 'OUT_OF_STOCK',
+    },
+  );
+  const claimed = await t.db.transaction().execute((trx) => claimSerials(trx, shopA, id, 1));
+  expect(claimed.claimed_count).toBe(1);
 });
 
 test('a product with variants, or not a SERIALS product: 400 PRODUCT_NOT_SERIAL, nothing changed', async () => {

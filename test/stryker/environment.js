@@ -3,7 +3,8 @@
 //  - During the initial run it records which test file holds each test (by the full name Stryker gives it), so the
 //    sequencer beside it loads only the files of a mutant's covering tests.
 //  - During a mutant's run it bails at the first failing test, as Stryker does with other runners: the mutant is
-//    already killed, so the tests after it (and the hooks of files that have no test left) are skipped.
+//    already killed, so the tests after it (and the hooks of files that have no test left) are skipped, and
+//    runner.js does not load the files after it.
 const { appendFileSync } = require('node:fs');
 const process = require('node:process');
 const { TestEnvironment } = require('jest-environment-node');
@@ -43,7 +44,10 @@ class StrykerEnvironment extends TestEnvironment {
       const killed = killedMutant === mutant;
       if (event.name === 'run_start' && killed) skipAll(state.rootDescribeBlock);
       else if (event.name === 'test_start' && killed) event.test.mode = 'skip';
-      else if (event.name === 'test_done' && event.test.errors.length > 0) killedMutant = mutant;
+      else if (event.name === 'test_done' && event.test.errors.length > 0) {
+        killedMutant = mutant;
+        process.env.__STRYKER_KILLED_MUTANT__ = mutant; // for runner.js
+      }
     };
   }
 }

@@ -39,12 +39,25 @@ class CoveringFilesSequencer extends Sequencer {
     const files = this.testNamePattern ? testFiles() : undefined;
     if (!files) return super.sort(tests);
     const pattern = new RegExp(this.testNamePattern, 'i'); // as jest-circus matches it
-    const covering = new Map(tests.map((t) => [t, (files.get(t.path) || []).filter((n) => pattern.test(n)).length]));
-    const kept = tests.filter((t) => covering.get(t) > 0);
+    const share = new Map();
+    for (const t of tests) {
+      const names = files.get(t.path) || [];
+      const covering = names.filter((n) => pattern.test(n)).length;
+      if (covering > 0) share.set(t, { covering, total: names.length });
+    }
+    const kept = tests.filter((t) => share.has(t));
     if (kept.length === 0) return super.sort(tests);
-    // The environment bails at the first failing test: unit tests first (cheap), then the files with most covering tests.
+    // The environment bails at the first failing test, so the likeliest and cheapest killers go first: unit tests,
+    // then the files most about the mutated code (the largest share of their tests covers it), smaller files first.
     const unit = (t) => (/[\\/]test[\\/]unit[\\/]/.test(t.path) ? 0 : 1);
-    return kept.sort((a, b) => unit(a) - unit(b) || covering.get(b) - covering.get(a) || (a.path < b.path ? -1 : 1));
+    const ratio = (t) => share.get(t).covering / share.get(t).total;
+    return kept.sort(
+      (a, b) =>
+        unit(a) - unit(b) ||
+        ratio(b) - ratio(a) ||
+        share.get(a).total - share.get(b).total ||
+        (a.path < b.path ? -1 : 1),
+    );
   }
 }
 
