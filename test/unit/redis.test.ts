@@ -1,39 +1,10 @@
 // connectRedis (src/platform/redis.ts) against a redis-server this test starts on a port of its own (never the
 // machine's shared one): it never throws or queues while Redis is away, says so once, reconnects within about a
 // second when Redis comes up, and says that once.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
+import type { ChildProcess } from 'node:child_process';
 import { connectRedis, type RedisClient } from '../../src/platform/redis';
 import { memoryLogger } from '../helpers/test-app';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-    srv.on('error', reject);
-  });
-}
-
-function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn(
-    'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-    { stdio: 'pipe' },
-  );
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('redis-server did not start')), 10_000);
-    child.stdout!.on('data', (d: Buffer) => {
-      if (d.toString().includes('Ready to accept connections')) {
-        clearTimeout(timer);
-        resolve(child);
-      }
-    });
-    child.on('error', reject);
-  });
-}
+import { freePort, startRedis } from '../helpers/redis-server';
 
 async function stop(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null) return;
