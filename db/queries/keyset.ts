@@ -53,3 +53,18 @@ export function applyKeyset<DB, TB extends keyof DB, O>(
     .orderBy(sql`${id} ${dir}`)
     .limit(keyset.limit + 1);
 }
+
+/** What the SQL of `applyKeyset` depends on (everything but the values): equal shapes compile to the same SQL. */
+export function keysetShape(keyset: Keyset): string {
+  const filters = keyset.filters.map((f) => `${f.column}${f.op}`).join(',');
+  const { sort } = keyset;
+  return `${filters}|${sort.column}:${sort.cast}:${sort.direction}|${keyset.idColumn}|${keyset.after ? 'after' : ''}`;
+}
+
+/** The values `applyKeyset` binds, in the order of its SQL's parameters (after the query's own). */
+export function keysetParameters(keyset: Keyset): unknown[] {
+  const values: unknown[] = keyset.filters.map((f) => f.value);
+  if (keyset.after) values.push(keyset.after.value, keyset.after.id);
+  values.push(keyset.limit + 1);
+  return values;
+}

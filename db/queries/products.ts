@@ -1,6 +1,7 @@
 // Products and their variants.
 import { sql, type Transaction } from 'kysely';
 import type { Database, ProductRow, ProductVariantRow } from '../tables';
+import { prepare } from './prepared';
 import { byIdOf, pageOf, type PageRow } from './shop-rows';
 import { inShop, inShopForWrite, type ReadDb, type ShopRow } from './shop-scope';
 
@@ -11,6 +12,17 @@ export const productsPage = pageOf('products');
 
 export const productById = byIdOf('products');
 
+// Runs on every product list page: compiled once (prepared.ts), the ids bound as one array.
+const variantsOfProducts = prepare(['shopId', 'productIds'], (db, shopId, productIds) =>
+  inShop(db, shopId)
+    .selectFrom('product_variants')
+    .selectAll()
+    .where('product_id', '=', sql<string>`any(${productIds})`)
+    .orderBy('product_id')
+    .orderBy('sort_priority')
+    .orderBy('id'),
+) as (db: ReadDb, shopId: string, productIds: string[]) => Promise<ProductVariantRow[]>;
+
 /** The variants of the given products, grouped by product id, each group in display order. */
 export async function variantsByProduct(
   db: ReadDb,
@@ -19,14 +31,7 @@ export async function variantsByProduct(
 ): Promise<Map<string, ProductVariantRow[]>> {
   const groups = new Map<string, ProductVariantRow[]>();
   if (productIds.length === 0) return groups;
-  const rows = await inShop(db, shopId)
-    .selectFrom('product_variants')
-    .selectAll()
-    .where('product_id', 'in', productIds)
-    .orderBy('product_id')
-    .orderBy('sort_priority')
-    .orderBy('id')
-    .execute();
+  const rows = await variantsOfProducts(db, shopId, productIds);
   for (const row of rows) {
     const list = groups.get(row.product_id);
     if (list) list.push(row);

@@ -83,7 +83,23 @@ const rawJson = (JSON as unknown as { rawJSON(text: string): RawJson }).rawJSON;
  * is on the wire (and in the contract); only JSON.stringify ever reads it.
  */
 export function jsonAmount(numeric: string | Decimal): number {
-  return rawJson(canonical(decimal(numeric))) as unknown as number;
+  return rawJson(
+    typeof numeric === 'string' ? canonicalText(numeric) : canonical(decimal(numeric)),
+  ) as unknown as number;
+}
+
+const plainDecimal = /^(-?)0*([0-9]+?)(?:\.([0-9]*?)0*)?$/;
+
+/**
+ * The canonical form of decimal text without building a Decimal: the hot path, since every amount read from
+ * PostgreSQL is plain numeric text (`9.99000000`). Anything else (an exponent, `NaN`) goes through decimal.js.
+ */
+function canonicalText(text: string): string {
+  const m = plainDecimal.exec(text);
+  if (!m) return canonical(decimal(text));
+  const [, sign, whole, fraction] = m;
+  const digits = fraction ? `${whole}.${fraction}` : whole!;
+  return digits === '0' ? '0' : `${sign}${digits}`;
 }
 
 /**

@@ -18,6 +18,32 @@ describe('jsonAmount', () => {
     expect(json(jsonAmount(new Decimal('12.345').minus('0.345')))).toBe('{"v":12}');
   });
 
+  test('text with leading zeros, no fraction or an exponent comes out in the same canonical form', () => {
+    expect(json(jsonAmount('007.50'))).toBe('{"v":7.5}');
+    expect(json(jsonAmount('000'))).toBe('{"v":0}');
+    expect(json(jsonAmount('-0.5'))).toBe('{"v":-0.5}');
+    expect(json(jsonAmount('12'))).toBe('{"v":12}');
+    expect(json(jsonAmount('1.5e3'))).toBe('{"v":1500}');
+    expect(() => jsonAmount('.')).toThrow();
+    expect(() => jsonAmount('')).toThrow();
+  });
+
+  test('the text fast path agrees with decimal.js on any decimal text', () => {
+    fc.assert(
+      fc.property(
+        fc.boolean(),
+        fc.stringMatching(/^[0-9]{1,14}$/),
+        fc.option(fc.stringMatching(/^[0-9]{0,10}$/)),
+        (negative, whole, fraction) => {
+          const text = `${negative ? '-' : ''}${whole}${fraction === null ? '' : `.${fraction}`}`;
+          const viaDecimal = json(jsonAmount(new Decimal(text)));
+          expect(json(jsonAmount(text))).toBe(viaDecimal);
+        },
+      ),
+      { numRuns: 1000 },
+    );
+  });
+
   test('refuses what is not a finite number', () => {
     expect(() => jsonAmount('NaN')).toThrow();
     expect(() => jsonAmount('Infinity')).toThrow();
