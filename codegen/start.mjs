@@ -154,5 +154,5 @@ if (process.argv.includes('--compile-only')) {
   // V8's compiled code of every module, kept between starts (node_modules/.cache is where tools keep caches).
   enableCompileCache(join(root, 'node_modules', '.cache', 'node-compile-cache'));
   process.setSourceMapsEnabled(true); // stack traces name the TypeScript lines, as under tsx
-  require(join(dist, 'src', 'server.js'));
+  require(join(dist, 'src', process.argv.includes('--worker') ? join('worker', 'main.js') : 'server.js'));
 }

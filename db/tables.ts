@@ -187,3 +187,120 @@ export interface Database {
 }
 
 export type IdempotencyKeyRow = Selectable<IdempotencyKeysTable>;
+
+// The outbox (migration 0005): events, webhook endpoints and deliveries, queued mail, the audit trail.
+export type DeliveryStatus = 'PENDING' | 'RETRYING' | 'SUCCEEDED' | 'FAILED';
+type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+
+export interface WebhookEndpointsTable {
+  id: string;
+  shop_id: string;
+  url: string;
+  events: string[];
+  description: string | null;
+  enabled: Generated<boolean>;
+  /** Encrypted (src/platform/secret-box.ts). */
+  secret: Buffer;
+  previous_secret: Buffer | null;
+  previous_secret_expires_at: NullableTimestamp;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface EventsTable {
+  id: string;
+  shop_id: string;
+  type: string;
+  /** JSON text of the event's data, exact (see migration 0005). */
+  data: string;
+  created_at: Timestamp;
+}
+
+export interface WebhookDeliveriesTable {
+  id: string;
+  shop_id: string;
+  endpoint_id: string;
+  event_id: string;
+  status: DeliveryStatus;
+  attempts: Generated<number>;
+  next_attempt_at: NullableTimestamp;
+  pending_attempt_id: string | null;
+  manual: Generated<boolean>;
+  lease_until: NullableTimestamp;
+  lease_token: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface WebhookAttemptsTable {
+  id: string;
+  shop_id: string;
+  delivery_id: string;
+  endpoint_id: string;
+  event_id: string;
+  event_type: string;
+  url: string;
+  attempt: number;
+  status: DeliveryStatus;
+  response_status: number | null;
+  response_body: string | null;
+  duration_ms: number | null;
+  error: string | null;
+  next_retry_at: NullableTimestamp;
+  attempted_at: NullableTimestamp;
+  created_at: Timestamp;
+}
+
+export interface OutboundEmailsTable {
+  id: string;
+  shop_id: string;
+  to_address: string;
+  template: string;
+  subject: string;
+  html: string;
+  text: string;
+  status: 'QUEUED' | 'SENT' | 'RECORDED' | 'FAILED';
+  attempts: Generated<number>;
+  next_attempt_at: NullableTimestamp;
+  lease_until: NullableTimestamp;
+  last_error: string | null;
+  provider_message_id: string | null;
+  sent_at: NullableTimestamp;
+  created_at: Timestamp;
+}
+
+export interface AuditEntriesTable {
+  id: string;
+  shop_id: string;
+  occurred_at: Timestamp;
+  credential_id: string | null;
+  credential_kind: string;
+  operation_id: string;
+  method: string;
+  path: string;
+  action: string;
+  resource_type: string | null;
+  resource_id: string | null;
+  path_params: ColumnType<Record<string, string>, string | undefined, string>;
+  status: number;
+  error_code: string | null;
+  ip: string | null;
+  user_agent: string | null;
+  request_id: string;
+}
+
+export interface Database {
+  webhook_endpoints: WebhookEndpointsTable;
+  events: EventsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
+  outbound_emails: OutboundEmailsTable;
+  audit_entries: AuditEntriesTable;
+}
+
+export type WebhookEndpointRow = Selectable<WebhookEndpointsTable>;
+export type EventRow = Selectable<EventsTable>;
+export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;
+export type WebhookAttemptRow = Selectable<WebhookAttemptsTable>;
+export type OutboundEmailRow = Selectable<OutboundEmailsTable>;
+export type AuditEntryRow = Selectable<AuditEntriesTable>;

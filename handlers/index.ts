@@ -4,6 +4,8 @@ import type { HandlerMap } from '../src/http/handler';
 import * as account from './account';
 import * as catalog from './catalog';
 import * as customers from './customers';
+import * as security from './security';
+import * as webhooks from './webhooks';
 
 import { notImplemented } from './not-implemented';
 
@@ -60,7 +62,7 @@ export const handlers: HandlerMap = {
   getReseller: notImplemented,
   reinstateReseller: notImplemented,
   suspendReseller: notImplemented,
-  listAuditTrail: notImplemented,
+  listAuditTrail: security.listAuditTrail,
   getSessionTrail: notImplemented,
   listEmailMarketingSettings: notImplemented,
   getStoreBranding: notImplemented,
@@ -89,10 +91,14 @@ export const handlers: HandlerMap = {
   publishTheme: notImplemented,
   getThemeSettings: notImplemented,
   updateThemeSettings: notImplemented,
-  listWebhooks: notImplemented,
-  listWebhookLogs: notImplemented,
-  retryWebhookDelivery: notImplemented,
-  deleteWebhook: notImplemented,
-  rotateWebhookSecret: notImplemented,
-  testWebhook: notImplemented,
+  listWebhooks: webhooks.listWebhooks,
+  createWebhook: webhooks.createWebhook,
+  updateWebhook: webhooks.updateWebhook,
+  listWebhookLogs: webhooks.listWebhookLogs,
+  retryWebhookDelivery: webhooks.retryWebhookDelivery,
+  deleteWebhook: webhooks.deleteWebhook,
+  rotateWebhookSecret: webhooks.rotateWebhookSecret,
+  testWebhook: webhooks.testWebhook,
+  listEvents: webhooks.listEvents,
+  getEvent: webhooks.getEvent,
 };

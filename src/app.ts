@@ -20,6 +20,11 @@ import { CursorCodec } from './platform/cursor';
 import { Idempotency } from './platform/idempotency';
 import { UnitOfWork, type EffectSink } from './platform/unit-of-work';
 import { ReadOnlyPlugin } from '../db/read-only';
+import { systemClock, type Clock } from './platform/clock';
+import { auditSink } from './platform/audit';
+import { eventsSink } from './platform/events';
+import { mailSink } from './platform/mail';
+import { loadSecretBox } from './platform/secret-box';
 
 export interface AppOptions {
   db: Kysely<Database>;
@@ -39,15 +44,24 @@ export interface AppOptions {
   effectSinks?: EffectSink[];
   /** Waits between write retries (tests pass one that does not sleep). */
   sleep?: (ms: number) => Promise<void>;
+  /** What time-dependent rules read (tests pass a ManualClock). */
+  clock?: Clock;
+}
+
+/** Where a write's side effects go by default: the events outbox, the mail queue and the audit trail. */
+export function defaultEffectSinks(clock: Clock): EffectSink[] {
+  return [eventsSink(clock), mailSink(clock), auditSink()];
 }
 
 export async function createApp(options: AppOptions): Promise<express.Express> {
   const { db, config, logger } = options;
   const cursors = new CursorCodec(await serverSecret(db, 'cursor'), options.now);
   const limiter = createRateLimiter(config, logger, options.redis, options.rateLimitPrefix);
+  const clock = options.clock ?? systemClock;
+  const secrets = await loadSecretBox(db, config.webhookSecretsKey);
   const unitOfWork = new UnitOfWork(db, {
     statementTimeoutMs: config.statementTimeoutMs,
-    sinks: options.effectSinks,
+    sinks: options.effectSinks ?? defaultEffectSinks(clock),
     logger,
     sleep: options.sleep,
   });
@@ -55,7 +69,7 @@ export async function createApp(options: AppOptions): Promise<express.Express> {
     db,
     readDb: db.withPlugin(new ReadOnlyPlugin()),
     unitOfWork,
-    services: { config, logger, cursors },
+    services: { config, logger, cursors, clock, secrets },
     handlers: { ...defaultHandlers, ...options.handlers } as HandlerMap,
     limiter,
     idempotency: new Idempotency(db, unitOfWork, {

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { openDatabase, DatabaseBusyError, type DatabaseHandle } from '../db/database';
 import { migrateToLatest } from '../db/migrate';
+import { allEmails, emailsOfShop } from '../db/queries/outbound-emails';
 import { loadConfig, ConfigError } from './config';
 import * as admin from './domain/admin';
 import { FixtureError } from './domain/fixtures';
@@ -17,6 +18,9 @@ const usage = `Usage: npm run -s cli -- <command> [options] [--json]
   key revoke --id KEY_ID
   key list --shop SHOP_ID
   seed --shop SHOP_ID --file fixtures.json
+  emails list [--shop SHOP_ID]        the 100 newest queued, sent and recorded messages
+  webhook create --shop SHOP_ID --url URL [--events order:paid,order:created] [--description TEXT]
+                                      (all events when --events is left out; prints the secret once)
   demo
 `;
 
@@ -29,6 +33,17 @@ function required(values: Record<string, unknown>, name: string): string {
 }
 
 type Output = { json: unknown; text: string };
+
+/** Columns padded to their widest cell, a header line first. */
+function table(headers: string[], rows: string[][]): string {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
+  return [line(headers), ...rows.map(line)].join('\n');
+}
 
 async function run(argv: string[], database: () => Promise<DatabaseHandle>): Promise<Output> {
   const { values, positionals } = parseArgs({
@@ -43,6 +58,9 @@ async function run(argv: string[], database: () => Promise<DatabaseHandle>): Pro
       shop: { type: 'string' },
       scopes: { type: 'string' },
       file: { type: 'string' },
+      url: { type: 'string' },
+      events: { type: 'string' },
+      description: { type: 'string' },
     },
   });
   const command = positionals.join(' ');
@@ -54,6 +72,8 @@ async function run(argv: string[], database: () => Promise<DatabaseHandle>): Pro
     'key revoke',
     'key list',
     'seed',
+    'emails list',
+    'webhook create',
     'demo',
   ];
   if (!known.includes(command)) throw new UsageError(command ? `Unknown command "${command}"` : 'No command given');
@@ -121,6 +141,46 @@ async function run(argv: string[], database: () => Promise<DatabaseHandle>): Pro
         return {
           json: created,
           text: `Created ${created.products.length} products, ${created.variants.length} variants, ${created.serials} serials, ${created.customers.length} customers`,
+        };
+      }
+      case 'emails list': {
+        const rows = values.shop ? await emailsOfShop(db, values.shop) : await allEmails(db);
+        // What was sent to whom, never the bodies: a delivery mail carries the goods (serials, keys) themselves.
+        const emails = rows.map((r) => ({
+          id: r.id,
+          shop_id: r.shop_id,
+          to: r.to_address,
+          template: r.template,
+          subject: r.subject,
+          status: r.status,
+          attempts: r.attempts,
+          last_error: r.last_error,
+          created_at: r.created_at.toISOString(),
+          sent_at: r.sent_at?.toISOString() ?? null,
+        }));
+        return {
+          json: emails,
+          text: emails.length
+            ? table(
+                ['id', 'shop', 'to', 'template', 'subject', 'status', 'created_at'],
+                emails.map((e) => [e.id, e.shop_id, e.to, e.template, e.subject, e.status, e.created_at]),
+              )
+            : '(no emails)',
+        };
+      }
+      case 'webhook create': {
+        const endpoint = await admin.createWebhookEndpoint(db, loadConfig(), {
+          shopId: required(values, 'shop'),
+          url: required(values, 'url'),
+          events: (values.events ?? '*')
+            .split(',')
+            .map((e) => e.trim())
+            .filter(Boolean),
+          description: values.description,
+        });
+        return {
+          json: endpoint,
+          text: `Created webhook endpoint ${endpoint.id} for ${endpoint.events.join(',')} -> ${endpoint.url}\nSigning secret (shown only now): ${endpoint.secret}`,
         };
       }
       default: {

@@ -29,6 +29,22 @@ export interface Config {
   idempotencyLockTimeoutMs: number;
   /** `statement_timeout` of every write transaction; a statement past it is cancelled and answered 503. */
   statementTimeoutMs: number;
+  /** Run the background worker (webhook deliveries, mail) inside `npm start` (WEBHOOK_WORKER=off: API only). */
+  webhookWorker: boolean;
+  /**
+   * Deliver webhooks to loopback, private and link-local addresses. On by default only on the embedded database (a
+   * newcomer's receiver on localhost); off with DATABASE_URL, where a shop could otherwise make the server call
+   * into its own network (SSRF).
+   */
+  webhookAllowPrivateTargets: boolean;
+  /** Key (32 bytes, base64) that encrypts webhook secrets; unset: one generated once and kept in the database. */
+  webhookSecretsKey: Buffer | undefined;
+  /** Total time a webhook attempt may take before it counts as failed. */
+  webhookTimeoutMs: number;
+  /** SMTP_URL (smtp:, smtps:) mail is sent through; unset: mail is only recorded (outbound_emails, `emails list`). */
+  smtpUrl: string | undefined;
+  /** The From header of outgoing mail. */
+  mailFrom: string;
   /**
    * How long an idle keep-alive connection is kept. Longer than the idle timeout of the load balancer in front
    * (60 s on the common ones), so the balancer always closes first and never sends a request on a connection this
@@ -58,6 +74,21 @@ function bool(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean 
   if (['1', 'true', 'yes'].includes(raw.toLowerCase())) return true;
   if (['0', 'false', 'no'].includes(raw.toLowerCase())) return false;
   throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+function onOff(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.toLowerCase();
+  if (raw === 'on') return true;
+  if (raw === 'off') return false;
+  return bool(env, name, fallback);
+}
+
+function key32(env: NodeJS.ProcessEnv, name: string): Buffer | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  const key = Buffer.from(raw, 'base64');
+  if (key.length !== 32) throw new ConfigError(`${name} must be 32 bytes in base64 (openssl rand -base64 32)`);
+  return key;
 }
 
 function url(env: NodeJS.ProcessEnv, name: string, protocols: string[]): string | undefined {
@@ -123,6 +154,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownGraceSeconds: int(env, 'SHUTDOWN_GRACE_SECONDS', 10, 0, 600),
     idempotencyLockTimeoutMs: int(env, 'IDEMPOTENCY_LOCK_TIMEOUT_SECONDS', 60, 1, 3600) * 1000,
     statementTimeoutMs: int(env, 'STATEMENT_TIMEOUT_MS', 10_000, 1, 600_000),
+    webhookWorker: onOff(env, 'WEBHOOK_WORKER', true),
+    webhookAllowPrivateTargets: bool(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS', !env.DATABASE_URL),
+    webhookSecretsKey: key32(env, 'WEBHOOK_SECRETS_KEY'),
+    webhookTimeoutMs: int(env, 'WEBHOOK_TIMEOUT_SECONDS', 10, 1, 60) * 1000,
+    smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),
+    mailFrom: env.MAIL_FROM || 'Merchant Developer API <no-reply@localhost>',
     ...httpTimeouts(env),
   };
 }

@@ -187,6 +187,11 @@ export const errorCatalog = {
     message: 'Webhook delivery log not found.',
     doc: 'No webhook delivery log with this id exists in this shop.',
   },
+  EVENT_NOT_FOUND: {
+    status: 404,
+    message: 'Event not found.',
+    doc: 'No event with this id exists in this shop. An event id is the `webhook-id` header of its deliveries.',
+  },
   THEME_NOT_FOUND: { status: 404, message: 'Theme not found.', doc: 'No theme with this id exists in this shop.' },
   PREVIEW_SESSION_NOT_FOUND: {
     status: 404,

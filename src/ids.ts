@@ -4,7 +4,23 @@ import { randomUUID } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
 
 export type IdPrefix =
-  'shop' | 'key' | 'prod' | 'var' | 'ser' | 'cus' | 'wal' | 'ord' | 'item' | 'pay' | 'evt' | 'whk' | 'req';
+  | 'shop'
+  | 'key'
+  | 'prod'
+  | 'var'
+  | 'ser'
+  | 'cus'
+  | 'wal'
+  | 'ord'
+  | 'item'
+  | 'pay'
+  | 'evt'
+  | 'whe'
+  | 'whd'
+  | 'whl'
+  | 'eml'
+  | 'aud'
+  | 'req';
 
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${uuidv7().replace(/-/g, '')}`;

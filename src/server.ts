@@ -14,6 +14,7 @@ import { createHttpServer } from './http/client-error';
 import { collectValidators } from './http/validators';
 import { createLogger } from './logger';
 import { scheduleIdempotencyPurge } from './platform/idempotency';
+import { createWorker } from './worker';
 
 /**
  * Whether every migration is already recorded: one query, where the Migrator introspects the schema and takes its
@@ -65,6 +66,9 @@ async function main(): Promise<void> {
   validators
     .compileInBackground()
     .catch((err: unknown) => logger.error('a request validator does not compile', { error: (err as Error).message }));
+  // Webhook deliveries and mail, in this process unless WEBHOOK_WORKER=off (then `npm run worker` does them).
+  const worker = config.webhookWorker ? await createWorker(database.db, config, logger) : undefined;
+  worker?.start();
   // Expired idempotency keys (past their 24 h replay window) are deleted every 10 minutes.
   const stopIdempotencyPurge = scheduleIdempotencyPurge(database.db, logger);
 
@@ -93,6 +97,7 @@ async function main(): Promise<void> {
     server.close(async () => {
       let code = 0;
       try {
+        await worker?.stop();
         await redis?.close().catch(() => undefined);
         await database.close();
         logger.info('stopped');

@@ -5,10 +5,14 @@ import * as m0001 from './0001_foundation';
 import * as m0002 from './0002_idempotency';
 import * as m0003 from './0003_customers_serials';
 import * as m0004 from './0004_tenancy_keys';
+import * as m0005 from './0005_outbox';
+import * as m0006 from './0006_audit';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
   '0002_idempotency': m0002,
   '0003_customers_serials': m0003,
   '0004_tenancy_keys': m0004,
+  '0005_outbox': m0005,
+  '0006_audit': m0006,
 };

@@ -5,7 +5,11 @@ import * as credentials from '../../db/queries/credentials';
 import * as shops from '../../db/queries/shops';
 import { generateCredential } from '../auth/credentials';
 import { knownScopes, scopePattern } from '../auth/scopes';
-import { plans, type Plan } from '../config';
+import { loadConfig, plans, type Config, type Plan } from '../config';
+import { ValidationError } from '../errors';
+import { systemClock } from '../platform/clock';
+import { loadSecretBox } from '../platform/secret-box';
+import { createWebhook, webhookEventTypes, type WebhookDeps } from './webhooks';
 import { newId } from '../ids';
 import { parseFixtures, seedFixtures, type Fixtures } from './fixtures';
 
@@ -81,7 +85,39 @@ export async function seedShop(db: Kysely<Database>, shopId: string, fixtures: u
   const parsed = parseFixtures(fixtures);
   const shop = await shops.shopById(db, shopId);
   if (!shop) throw new AdminError(`No shop with id ${shopId}`);
-  return db.transaction().execute((trx) => seedFixtures(trx, shop, parsed));
+  const deps = parsed.webhooks?.length ? await webhookDeps(db, loadConfig()) : undefined;
+  return db.transaction().execute((trx) => seedFixtures(trx, shop, parsed, deps));
+}
+
+async function webhookDeps(db: Kysely<Database>, config: Config): Promise<WebhookDeps> {
+  return {
+    clock: systemClock,
+    secrets: await loadSecretBox(db, config.webhookSecretsKey),
+    allowPrivateTargets: config.webhookAllowPrivateTargets,
+  };
+}
+
+/** `webhook create`: an endpoint of the shop, with its signing secret (returned once). */
+export async function createWebhookEndpoint(
+  db: Kysely<Database>,
+  config: Config,
+  input: { shopId: string; url: string; events: string[]; description?: string },
+) {
+  const shop = await shops.shopById(db, input.shopId);
+  if (!shop) throw new AdminError(`No shop with id ${input.shopId}`);
+  const unknown = input.events.filter((e) => e !== '*' && !(webhookEventTypes as readonly string[]).includes(e));
+  if (input.events.length === 0 || unknown.length > 0) {
+    throw new AdminError(`--events must name events from: * ${webhookEventTypes.join(' ')}`);
+  }
+  const deps = await webhookDeps(db, config);
+  try {
+    return await db.transaction().execute((trx) => createWebhook(trx, shop.id, input, deps));
+  } catch (err) {
+    if (err instanceof ValidationError) {
+      throw new AdminError(`--url ${(err.details ?? []).map((d) => d.message).join('; ')}`);
+    }
+    throw err;
+  }
 }
 
 export const demoFixtures: Fixtures = {

@@ -1,6 +1,8 @@
 // The fixture file format of `cli seed`: validated against a JSON Schema before anything is written, and written
 // in one transaction, so a bad file changes nothing.
 import Ajv2020 from 'ajv/dist/2020';
+import { ValidationError } from '../errors';
+import { createWebhook, webhookEventTypes, type WebhookDeps } from './webhooks';
 import addFormats from 'ajv-formats';
 import type { Transaction } from 'kysely';
 import type { Database } from '../../db/tables';
@@ -66,6 +68,28 @@ export const fixtureSchema = {
         dependentSchemas: { serials: { required: ['type'], properties: { type: { const: 'SERIALS' } } } },
       },
     },
+    // Webhook endpoints; each gets a new signing secret, returned once by `seed`.
+    webhooks: {
+      type: 'array',
+      maxItems: 100,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['url', 'events'],
+        properties: {
+          url: { type: 'string', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://', maxLength: 2048 },
+          events: {
+            type: 'array',
+            minItems: 1,
+            maxItems: 100,
+            uniqueItems: true,
+            items: { enum: [...webhookEventTypes, '*'] },
+          },
+          description: { type: 'string', maxLength: 1000 },
+          enabled: { type: 'boolean' },
+        },
+      },
+    },
     customers: {
       type: 'array',
       items: {
@@ -128,9 +152,17 @@ export interface CustomerFixture extends Omit<NewCustomerInput, 'name' | 'phone'
   referred_by?: string;
 }
 
+export interface WebhookFixture {
+  url: string;
+  events: string[];
+  description?: string;
+  enabled?: boolean;
+}
+
 export interface Fixtures {
   products?: ProductFixture[];
   customers?: CustomerFixture[];
+  webhooks?: WebhookFixture[];
 }
 
 export class FixtureError extends Error {}
@@ -194,8 +226,16 @@ export async function seedFixtures(
   trx: Transaction<Database>,
   shop: { id: string; currency: string },
   fixtures: Fixtures,
+  /** Needed only when the fixtures hold webhooks (their secrets are encrypted with it). */
+  webhookDeps?: WebhookDeps,
 ) {
-  const created = { products: [] as string[], variants: [] as string[], serials: 0, customers: [] as string[] };
+  const created = {
+    products: [] as string[],
+    variants: [] as string[],
+    serials: 0,
+    customers: [] as string[],
+    webhooks: [] as { id: string; url: string; secret: string }[],
+  };
   for (const p of fixtures.products ?? []) {
     const product = await insertProduct(trx, shop.id, {
       id: newId('prod'),
@@ -274,6 +314,17 @@ export async function seedFixtures(
     const id = byEmail.get(c.email.toLowerCase());
     const referrer = byEmail.get(c.referred_by.toLowerCase());
     if (id && referrer) await setReferrer(trx, shop.id, id, referrer);
+  }
+  for (const w of fixtures.webhooks ?? []) {
+    if (!webhookDeps) throw new FixtureError('webhooks in a fixture file need the webhook secret key to seed');
+    try {
+      const endpoint = await createWebhook(trx, shop.id, w, webhookDeps);
+      created.webhooks.push({ id: endpoint.id, url: endpoint.url, secret: endpoint.secret });
+    } catch (err) {
+      if (err instanceof ValidationError)
+        throw new FixtureError(`The fixture file is not valid: ${err.message} (${w.url})`);
+      throw err;
+    }
   }
   return created;
 }

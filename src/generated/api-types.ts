@@ -300,6 +300,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List events
+         * @description Lists the shop's events (what its webhook endpoints are sent), newest first (ties break on `id`), with cursor pagination and `filters`, whether or not an endpoint received them; test events (`webhook:test`) sent by `POST /webhooks/{id}/test` are included. An event's `data` is exactly the `data` of its webhook body. Send the same `filters` when following a cursor.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an event
+         * @description Returns one event: its `id` is the `webhook-id` of its deliveries and its `data` exactly the `data` of its webhook body. Unknown or another shop's: 404 `EVENT_NOT_FOUND`.
+         */
+        get: operations["getEvent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/invoices": {
         parameters: {
             query?: never;
@@ -968,7 +1008,7 @@ export interface paths {
         };
         /**
          * List the audit trail
-         * @description Lists audit trail entries (every state-changing request, accepted or rejected), newest first, with cursor pagination.
+         * @description Lists audit trail entries, newest first (ties break on `id`), with cursor pagination and `filters`. An entry is written for every state-changing request (POST, PUT, PATCH, DELETE) that passed authentication: accepted, refused by a business rule, or rejected by validation; requests refused by the rate limit (429) are not recorded. Request bodies and credentials are never recorded. Send the same `filters` when following a cursor.
          */
         get: operations["listAuditTrail"];
         put?: never;
@@ -1412,7 +1452,11 @@ export interface paths {
          */
         get: operations["listWebhooks"];
         put?: never;
-        post?: never;
+        /**
+         * Create a webhook endpoint
+         * @description Creates a webhook endpoint subscribed to `events` (`*` is every event) and returns it with its signing secret (`whsec_…`), shown only in this response and on rotation: store it now. `url` must be an `http` or `https` URL without a user name or password whose host is not a loopback, private, link-local or metadata address (nor `localhost`), unless the server allows private targets (`WEBHOOK_ALLOW_PRIVATE_TARGETS=true`); otherwise 422 `VALIDATION_ERROR` with a detail on `url`. A host name is resolved at every attempt, and an attempt to a private address fails. `enabled` defaults to `true`; an endpoint created disabled receives nothing until enabled. Delivery, signatures and retries: see "Webhooks (events)" in the introduction.
+         */
+        post: operations["createWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1436,7 +1480,11 @@ export interface paths {
         delete: operations["deleteWebhook"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Update a webhook endpoint
+         * @description Changes an endpoint's `url`, `events`, `description` or `enabled`; fields not sent keep their value (at least one must be sent). The secret is unchanged (rotate it with `POST /webhooks/{id}/rotate-secret`). `url` follows the rules of creation (422 `VALIDATION_ERROR` on `url`); attempts sent after the change, including queued ones, go to the new `url`. `events` applies to events emitted after the change. `enabled: false` pauses the endpoint: it receives no new events and its queued attempts wait until it is enabled again. Unknown or another shop's: 404 `WEBHOOK_NOT_FOUND`.
+         */
+        patch: operations["updateWebhook"];
         trace?: never;
     };
     "/webhooks/{id}/rotate-secret": {
@@ -1450,7 +1498,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate a webhook secret
-         * @description Issues a new signing secret (`whsec_…`, shown once) for the endpoint; the previous secret is replaced and no longer signs deliveries.
+         * @description Issues a new signing secret (`whsec_…`, shown only in this response) for the endpoint; attempts sent afterwards, including queued ones, are signed with it. By default (no body, or `expire_previous_in_seconds: 0`) the previous secret is replaced at once and no longer signs anything. With `expire_previous_in_seconds` above 0, the previous secret keeps signing beside the new one for that many seconds: `webhook-signature` then carries two space-separated `v1,` signatures, one per secret, so receivers can switch secrets without refusing a delivery. A rotation ends any earlier rotation's overlap: only the secret being replaced can remain. Unknown or another shop's: 404 `WEBHOOK_NOT_FOUND`.
          */
         post: operations["rotateWebhookSecret"];
         delete?: never;
@@ -1470,7 +1518,7 @@ export interface paths {
         put?: never;
         /**
          * Send a test event
-         * @description Queues a `webhook:test` event to the endpoint and returns its delivery log entry (status `PENDING`).
+         * @description Queues a `webhook:test` event to this endpoint only (whatever it subscribes to) and returns its delivery log entry (status `PENDING`). A disabled endpoint receives nothing, so testing one is 422 `VALIDATION_ERROR` (detail on `enabled`).
          */
         post: operations["testWebhook"];
         delete?: never;
@@ -1510,7 +1558,7 @@ export interface paths {
         put?: never;
         /**
          * Retry a webhook delivery
-         * @description Queues a new attempt of the logged delivery now, with the same `webhook-id`. Returns the new log entry.
+         * @description Queues one extra attempt of the logged delivery, sent at once with the same `webhook-id`, and returns its new log entry (`PENDING`). It does not start a new retry schedule: if it fails, the delivery is `FAILED`. Its `attempt` is one more than the delivery's last. A delivery that already has an attempt queued (a `PENDING` log entry, automatic or manual) gets no second one: that queued attempt is brought forward to now and its entry is returned. Unknown or another shop's log entry: 404 `WEBHOOK_LOG_NOT_FOUND`.
          */
         post: operations["retryWebhookDelivery"];
         delete?: never;
@@ -2142,7 +2190,7 @@ export interface components {
             /** @enum {string} */
             type: "SALES" | "PRODUCTS" | "CUSTOMERS" | "GATEWAYS" | "AFFILIATES";
         };
-        /** @description A security audit trail entry: one state-changing request, accepted or rejected. */
+        /** @description A security audit trail entry: one state-changing request that passed authentication, whether accepted, refused by a business rule or rejected by validation (rate-limited 429 requests are not recorded). Request bodies and credentials are never recorded: an entry names the credential (`actor`), never its secret. */
         AuditTrailEntry: {
             /** @description What was done (e.g. `orders.refund`). */
             action: string;
@@ -2168,7 +2216,7 @@ export interface components {
             request_id: string | null;
             resource_id: string | null;
             resource_type: string | null;
-            /** @description The dashboard session, for actions of signed-in users. */
+            /** @description The dashboard session, for actions of signed-in users; `null` otherwise (requests made with an API key or access token). */
             session_id: string | null;
             /**
              * Format: int32
@@ -2645,7 +2693,7 @@ export interface components {
          * @description Machine-readable error code. Each is explained at `/docs/errors#<CODE>`.
          * @enum {string}
          */
-        ErrorCode: "UNAUTHORIZED" | "FORBIDDEN" | "VALIDATION_ERROR" | "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_IN_PROGRESS" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "REQUEST_HEADER_FIELDS_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL_ERROR" | "NOT_IMPLEMENTED" | "SERVICE_UNAVAILABLE" | "PRODUCT_NOT_FOUND" | "INVOICE_NOT_FOUND" | "PAYMENT_NOT_FOUND" | "CUSTOMER_NOT_FOUND" | "CATEGORY_NOT_FOUND" | "COUPON_NOT_FOUND" | "SUBSCRIPTION_NOT_FOUND" | "TICKET_NOT_FOUND" | "REVIEW_NOT_FOUND" | "ESCROW_NOT_FOUND" | "LICENSE_NOT_FOUND" | "RESELLER_NOT_FOUND" | "RESELLER_TIER_NOT_FOUND" | "VARIANT_NOT_FOUND" | "ORDER_ITEM_NOT_FOUND" | "PAYMENT_LINK_NOT_FOUND" | "VARIANT_FIELD_NOT_FOUND" | "QUANTITY_DEAL_NOT_FOUND" | "AFFILIATE_APPLICATION_NOT_FOUND" | "WEBHOOK_NOT_FOUND" | "WEBHOOK_LOG_NOT_FOUND" | "THEME_NOT_FOUND" | "PREVIEW_SESSION_NOT_FOUND" | "DOMAIN_NOT_FOUND" | "MESSAGING_BOT_NOT_FOUND" | "REPORT_NOT_FOUND" | "SESSION_NOT_FOUND" | "CONFLICT" | "REVISION_CONFLICT" | "CONCURRENT_UPDATE" | "LICENSE_INVALID" | "LICENSE_EXPIRED" | "LICENSE_HWID_MISMATCH" | "COUPON_EXPIRED" | "COUPON_MAX_USES_REACHED" | "ORDER_NOT_PENDING" | "ORDER_NOT_COMPLETED" | "ORDER_NOT_REFUNDABLE" | "REFUND_EXCEEDS_REMAINING" | "OUT_OF_STOCK" | "PRODUCT_NOT_SERIAL" | "PRODUCT_UNAVAILABLE" | "QUANTITY_OUT_OF_RANGE" | "GATEWAY_NOT_AVAILABLE" | "INSUFFICIENT_FUNDS" | "NOT_AN_AFFILIATE" | "SUBSCRIPTION_NOT_ACTIVE" | "AFFILIATE_APPLICATION_NOT_PENDING" | "FEATURE_NOT_AVAILABLE" | "OAUTH_INVALID_CLIENT" | "OAUTH_INVALID_REDIRECT_URI" | "OAUTH_INVALID_SCOPE" | "RESELLER_INVALID_STATUS" | "RESELLER_TIER_REQUIRED" | "RESELLER_PROGRAM_DISABLED" | "DEFAULT_TIER_REQUIRED";
+        ErrorCode: "UNAUTHORIZED" | "FORBIDDEN" | "VALIDATION_ERROR" | "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_IN_PROGRESS" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "REQUEST_HEADER_FIELDS_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL_ERROR" | "NOT_IMPLEMENTED" | "SERVICE_UNAVAILABLE" | "PRODUCT_NOT_FOUND" | "INVOICE_NOT_FOUND" | "PAYMENT_NOT_FOUND" | "CUSTOMER_NOT_FOUND" | "CATEGORY_NOT_FOUND" | "COUPON_NOT_FOUND" | "SUBSCRIPTION_NOT_FOUND" | "TICKET_NOT_FOUND" | "REVIEW_NOT_FOUND" | "ESCROW_NOT_FOUND" | "LICENSE_NOT_FOUND" | "RESELLER_NOT_FOUND" | "RESELLER_TIER_NOT_FOUND" | "VARIANT_NOT_FOUND" | "ORDER_ITEM_NOT_FOUND" | "PAYMENT_LINK_NOT_FOUND" | "VARIANT_FIELD_NOT_FOUND" | "QUANTITY_DEAL_NOT_FOUND" | "AFFILIATE_APPLICATION_NOT_FOUND" | "WEBHOOK_NOT_FOUND" | "WEBHOOK_LOG_NOT_FOUND" | "EVENT_NOT_FOUND" | "THEME_NOT_FOUND" | "PREVIEW_SESSION_NOT_FOUND" | "DOMAIN_NOT_FOUND" | "MESSAGING_BOT_NOT_FOUND" | "REPORT_NOT_FOUND" | "SESSION_NOT_FOUND" | "CONFLICT" | "REVISION_CONFLICT" | "CONCURRENT_UPDATE" | "LICENSE_INVALID" | "LICENSE_EXPIRED" | "LICENSE_HWID_MISMATCH" | "COUPON_EXPIRED" | "COUPON_MAX_USES_REACHED" | "ORDER_NOT_PENDING" | "ORDER_NOT_COMPLETED" | "ORDER_NOT_REFUNDABLE" | "REFUND_EXCEEDS_REMAINING" | "OUT_OF_STOCK" | "PRODUCT_NOT_SERIAL" | "PRODUCT_UNAVAILABLE" | "QUANTITY_OUT_OF_RANGE" | "GATEWAY_NOT_AVAILABLE" | "INSUFFICIENT_FUNDS" | "NOT_AN_AFFILIATE" | "SUBSCRIPTION_NOT_ACTIVE" | "AFFILIATE_APPLICATION_NOT_PENDING" | "FEATURE_NOT_AVAILABLE" | "OAUTH_INVALID_CLIENT" | "OAUTH_INVALID_REDIRECT_URI" | "OAUTH_INVALID_SCOPE" | "RESELLER_INVALID_STATUS" | "RESELLER_TIER_REQUIRED" | "RESELLER_PROGRAM_DISABLED" | "DEFAULT_TIER_REQUIRED";
         ErrorDetail: {
             /** @description Path of the offending value, e.g. `items[0].quantity`, `query.limit`, `body`. */
             field: string;
@@ -2664,6 +2712,19 @@ export interface components {
             /** @description Human-readable explanation; may change, do not parse it. */
             message: string;
         };
+        /** @description Something that happened in the shop, as sent to its webhook endpoints: the body of a delivery is `{ "event": type, "data": data }`. */
+        Event: {
+            /**
+             * Format: date-time
+             * @description ISO 8601 date-time.
+             */
+            created_at: string;
+            /** @description Exactly the `data` of the webhook body of this event; its fields are those of the event's payload in the `webhooks` section. */
+            data: Record<string, never>;
+            /** @description The event's id, sent as the `webhook-id` header of every delivery of the event. */
+            id: string;
+            type: components["schemas"]["WebhookEventType"];
+        };
         /** @description Data of `order:item_delivered`. */
         EventItemDeliveredData: {
             fulfillment: components["schemas"]["LineItemFulfillment"];
@@ -2672,6 +2733,13 @@ export interface components {
              * @description The order.
              */
             uniqid: string;
+        };
+        /** @description No event with this id in this shop. The error envelope (`Error`) with `code` one of `EVENT_NOT_FOUND`. */
+        EventNotFoundError: {
+            error: components["schemas"]["ErrorObject"] & {
+                /** @enum {string} */
+                code: "EVENT_NOT_FOUND";
+            };
         };
         /** @description Data of `order:paid`. */
         EventOrderPaidData: {
@@ -4365,7 +4433,7 @@ export interface components {
         WebhookDeliveryLog: {
             /**
              * Format: int32
-             * @description Attempt number, 1-based.
+             * @description Attempt number, 1-based. Automatic attempts are 1 to 8 (schedule in the introduction); a manual retry adds one more.
              */
             attempt: number;
             /**
@@ -4376,7 +4444,7 @@ export interface components {
             /** Format: int32 */
             duration_ms: number | null;
             event: components["schemas"]["WebhookEventType"];
-            /** @description The `webhook-id` header value (stable across retries). */
+            /** @description The event's id (`GET /events/{id}`), sent as the `webhook-id` header: the same on every attempt and for every endpoint of the event. */
             event_id: string;
             /** @description Identifier. */
             id: string;
@@ -4402,7 +4470,7 @@ export interface components {
             /** @description The endpoint. */
             webhook_id: string;
         };
-        /** @description A webhook endpoint. Its secret is never returned except by rotation. */
+        /** @description A webhook endpoint. Its secret is returned only on creation (`WebhookEndpointWithSecret`) and by rotation. */
         WebhookEndpoint: {
             /**
              * Format: date-time
@@ -4422,7 +4490,64 @@ export interface components {
             updated_at: string;
             /**
              * Format: uri
-             * @description HTTPS address that receives events.
+             * @description `http` or `https` address that receives events.
+             */
+            url: string;
+        };
+        /** @description A new webhook endpoint. */
+        WebhookEndpointCreate: {
+            /** @description A note for the shop's own use. */
+            description?: string | null;
+            /**
+             * @description `false` creates the endpoint paused: it receives no events until enabled.
+             * @default true
+             */
+            enabled: boolean;
+            /** @description Events to send to it; `*` is every event. */
+            events: (components["schemas"]["WebhookEventType"] | "*")[];
+            /**
+             * Format: uri
+             * @description Address that receives the events: an `http` or `https` URL only, without a user name or password. It must not resolve to a loopback, private, link-local or cloud-metadata address unless the server allows private targets (`WEBHOOK_ALLOW_PRIVATE_TARGETS=true`): a host that is such an address (or `localhost`) is 422 `VALIDATION_ERROR` on `url`; a name resolving to one fails each attempt.
+             */
+            url: string;
+        };
+        /** @description Changes to a webhook endpoint; fields not sent keep their value. At least one field. */
+        WebhookEndpointUpdate: {
+            /** @description A note for the shop's own use; `null` clears it. */
+            description?: string | null;
+            /** @description `false` pauses the endpoint (no new events; queued attempts wait); `true` resumes it. */
+            enabled?: boolean;
+            /** @description Events to send to it (replaces the list); `*` is every event. */
+            events?: (components["schemas"]["WebhookEventType"] | "*")[];
+            /**
+             * Format: uri
+             * @description Address that receives the events: an `http` or `https` URL only, without a user name or password. It must not resolve to a loopback, private, link-local or cloud-metadata address unless the server allows private targets (`WEBHOOK_ALLOW_PRIVATE_TARGETS=true`): a host that is such an address (or `localhost`) is 422 `VALIDATION_ERROR` on `url`; a name resolving to one fails each attempt.
+             */
+            url?: string;
+        };
+        /** @description A new webhook endpoint with its signing secret, which is shown only in this response and on rotation. */
+        WebhookEndpointWithSecret: {
+            /**
+             * Format: date-time
+             * @description ISO 8601 date-time.
+             */
+            created_at: string;
+            description: string | null;
+            enabled: boolean;
+            /** @description Subscribed events; `*` is all. */
+            events: (components["schemas"]["WebhookEventType"] | "*")[];
+            /** @description Identifier. */
+            id: string;
+            /** @description The signing secret `whsec_<base64>`. Shown only in this response and on rotation; store it now. */
+            secret: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 date-time.
+             */
+            updated_at: string;
+            /**
+             * Format: uri
+             * @description `http` or `https` address that receives events.
              */
             url: string;
         };
@@ -4450,6 +4575,15 @@ export interface components {
             message: string;
             /** @description The new signing secret `whsec_<base64>`. Shown once. */
             secret: string;
+        };
+        /** @description Options of a secret rotation (the body is optional). */
+        WebhookSecretRotation: {
+            /**
+             * Format: int32
+             * @description Seconds the previous secret keeps signing beside the new one (two space-separated `v1,` signatures in `webhook-signature`), at most 86400 (24 hours). `0` (the default): the previous secret is replaced at once.
+             * @default 0
+             */
+            expire_previous_in_seconds: number;
         };
     };
     responses: {
@@ -4656,6 +4790,28 @@ export interface components {
                  *     }
                  */
                 "application/json": components["schemas"]["DuplicateConflictError"];
+            };
+        };
+        /** @description No event with this id in this shop (`EVENT_NOT_FOUND`). */
+        EventNotFound: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "EVENT_NOT_FOUND",
+                 *         "message": "Event not found.",
+                 *         "doc_url": "https://api.example.com/docs/errors#EVENT_NOT_FOUND"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["EventNotFoundError"];
             };
         };
         /** @description The shop's plan does not include this feature. */
@@ -6307,6 +6463,11 @@ export interface components {
         AffiliateApplicationId: string;
         /** @description The affiliate's customer `id`. */
         AffiliateCustomerId: string;
+        /**
+         * @description Comma-separated `field:value` pairs, all of which must match. Allowed fields for the audit trail: `operation_id` (exact operationId, e.g. `refundOrder`), `status` (the HTTP status of the outcome, an integer from 100 to 599), `credential_id` (id of the API key or access token that acted: `actor.id`), `occurred_after` (occurred at or after; an ISO 8601 date-time with its offset such as `2026-11-22T03:10:00Z` or `2026-11-22T04:10:00.123456+01:00`, a date meaning midnight UTC, or Unix seconds; from 1970-01-01T00:00:00Z to 2100-01-01T00:00:00Z; a date that does not exist, such as `2026-02-30`, is a 422), `occurred_before` (occurred before; same forms). Each field at most once. An unknown field, a repeated field, an empty pair or a bad value: 422 with details on `filters`. Values are compared as typed values, never as SQL. Send the same value when following a cursor.
+         * @example operation_id:refundOrder
+         */
+        AuditTrailFilters: string;
         /** @description The messaging bot's `id`. */
         BotId: string;
         /** @description The coupon code (case-insensitive). */
@@ -6324,6 +6485,13 @@ export interface components {
         CustomerSorts: "created_at" | "-created_at" | "updated_at" | "-updated_at" | "email" | "-email" | "total_spent" | "-total_spent";
         /** @description The domain's `id`. */
         DomainId: string;
+        /**
+         * @description Comma-separated `field:value` pairs, all of which must match. Allowed fields for events: `type` (an event name, e.g. `order:paid`), `created_after` (created at or after; an ISO 8601 date-time with its offset such as `2026-11-22T03:10:00Z` or `2026-11-22T04:10:00.123456+01:00`, a date meaning midnight UTC, or Unix seconds; from 1970-01-01T00:00:00Z to 2100-01-01T00:00:00Z; a date that does not exist, such as `2026-02-30`, is a 422), `created_before` (created before; same forms). Each field at most once. An unknown field, a repeated field, an empty pair or a bad value: 422 with details on `filters`. Values are compared as typed values, never as SQL. Send the same value when following a cursor.
+         * @example type:order:paid
+         */
+        EventFilters: string;
+        /** @description The event's `id` (`evt_…`, the `webhook-id` of its deliveries). */
+        EventId: string;
         /** @description The variant field's `id`. */
         FieldId: string;
         /**
@@ -7408,6 +7576,123 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /** @description The `pagination.next_cursor` of the previous page. Opaque and encrypted (it reveals nothing of the rows it points at). Valid for 24 hours, and only for the shop, the list, the `filters` and the `sorts` it was issued with; an altered, expired, another shop's or mismatched cursor is a 422 `VALIDATION_ERROR` with a detail on `query.cursor`. */
+                cursor?: components["parameters"]["Cursor"];
+                /**
+                 * @description Comma-separated `field:value` pairs, all of which must match. Allowed fields for events: `type` (an event name, e.g. `order:paid`), `created_after` (created at or after; an ISO 8601 date-time with its offset such as `2026-11-22T03:10:00Z` or `2026-11-22T04:10:00.123456+01:00`, a date meaning midnight UTC, or Unix seconds; from 1970-01-01T00:00:00Z to 2100-01-01T00:00:00Z; a date that does not exist, such as `2026-02-30`, is a 422), `created_before` (created before; same forms). Each field at most once. An unknown field, a repeated field, an empty pair or a bad value: 422 with details on `filters`. Values are compared as typed values, never as SQL. Send the same value when following a cursor.
+                 * @example type:order:paid
+                 */
+                filters?: components["parameters"]["EventFilters"];
+                /** @description Page size, 1 to 100. */
+                limit?: components["parameters"]["Limit"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "evt_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
+                     *           "type": "order:paid",
+                     *           "data": {
+                     *             "uniqid": "0195f3c1-a2b3-7c9d-8e4f-5a6b7c8d9e0f",
+                     *             "customer_email": "ada@example.com",
+                     *             "total": 19.99,
+                     *             "currency": "USD"
+                     *           },
+                     *           "created_at": "2026-11-22T03:10:00Z"
+                     *         }
+                     *       ],
+                     *       "pagination": {
+                     *         "next_cursor": "eyJ2IjpbIjE3NjM3ODEwMDAiXSwiaSI6Im9yZF8wMTk1In0.q8Xz1w",
+                     *         "has_more": true
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Event"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The event's `id` (`evt_…`, the `webhook-id` of its deliveries). */
+                id: components["parameters"]["EventId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "evt_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
+                     *         "type": "order:paid",
+                     *         "data": {
+                     *           "uniqid": "0195f3c1-a2b3-7c9d-8e4f-5a6b7c8d9e0f",
+                     *           "customer_email": "ada@example.com",
+                     *           "total": 19.99,
+                     *           "currency": "USD"
+                     *         },
+                     *         "created_at": "2026-11-22T03:10:00Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Event"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["EventNotFound"];
             422: components["responses"]["ValidationError"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -10525,6 +10810,11 @@ export interface operations {
             query?: {
                 /** @description The `pagination.next_cursor` of the previous page. Opaque and encrypted (it reveals nothing of the rows it points at). Valid for 24 hours, and only for the shop, the list, the `filters` and the `sorts` it was issued with; an altered, expired, another shop's or mismatched cursor is a 422 `VALIDATION_ERROR` with a detail on `query.cursor`. */
                 cursor?: components["parameters"]["Cursor"];
+                /**
+                 * @description Comma-separated `field:value` pairs, all of which must match. Allowed fields for the audit trail: `operation_id` (exact operationId, e.g. `refundOrder`), `status` (the HTTP status of the outcome, an integer from 100 to 599), `credential_id` (id of the API key or access token that acted: `actor.id`), `occurred_after` (occurred at or after; an ISO 8601 date-time with its offset such as `2026-11-22T03:10:00Z` or `2026-11-22T04:10:00.123456+01:00`, a date meaning midnight UTC, or Unix seconds; from 1970-01-01T00:00:00Z to 2100-01-01T00:00:00Z; a date that does not exist, such as `2026-02-30`, is a 422), `occurred_before` (occurred before; same forms). Each field at most once. An unknown field, a repeated field, an empty pair or a bad value: 422 with details on `filters`. Values are compared as typed values, never as SQL. Send the same value when following a cursor.
+                 * @example operation_id:refundOrder
+                 */
+                filters?: components["parameters"]["AuditTrailFilters"];
                 /** @description Page size, 1 to 100. */
                 limit?: components["parameters"]["Limit"];
             };
@@ -10563,7 +10853,7 @@ export interface operations {
                      *           "ip": "203.0.113.7",
                      *           "user_agent": "merchant-backend/1.4",
                      *           "request_id": "6f1c2a9e-5b7d-4e8f-9a0b-1c2d3e4f5a6b",
-                     *           "session_id": "cs_test_a1b2c3"
+                     *           "session_id": null
                      *         }
                      *       ],
                      *       "pagination": {
@@ -12312,6 +12602,85 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Retry key (1-128 characters). Scoped to the credential, the operation and the key; the stored response is replayed for 24 hours for the same body (`Idempotency-Status: cached`), a different body is 422 `IDEMPOTENCY_CONFLICT`, a retry while the first is running is 409 `IDEMPOTENCY_IN_PROGRESS`. 5xx responses are not stored. Use a fresh key after correcting a rejected body.
+                 * @example 3f1c2a9e-5b7d-4e8f-9a0b-1c2d3e4f5a6b
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Alternative name of `Idempotency-Key`; sending both with different values is 422. */
+                "X-Idempotency-Key"?: components["parameters"]["XIdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://checkout.example.com/webhooks/orders",
+                 *       "events": [
+                 *         "order:paid",
+                 *         "order:refunded"
+                 *       ],
+                 *       "description": "Order updates for the fulfilment service.",
+                 *       "enabled": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookEndpointCreate"];
+                "multipart/form-data": components["schemas"]["WebhookEndpointCreate"];
+                "text/plain": components["schemas"]["WebhookEndpointCreate"];
+            };
+        };
+        responses: {
+            /** @description The new endpoint, with its secret (shown only here and on rotation). */
+            201: {
+                headers: {
+                    "Idempotency-Status": components["headers"]["Idempotency-Status"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "whe_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
+                     *         "url": "https://checkout.example.com/webhooks/orders",
+                     *         "events": [
+                     *           "order:paid",
+                     *           "order:refunded"
+                     *         ],
+                     *         "enabled": true,
+                     *         "description": "Order updates for the fulfilment service.",
+                     *         "created_at": "2026-11-22T03:10:00Z",
+                     *         "updated_at": "2026-11-22T03:10:00Z",
+                     *         "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["WebhookEndpointWithSecret"];
+                    };
+                };
+            };
+            401: components["responses"]["UnauthorizedWrite"];
+            403: components["responses"]["ForbiddenWrite"];
+            409: components["responses"]["IdempotencyInProgressWrite"];
+            413: components["responses"]["PayloadTooLargeWrite"];
+            415: components["responses"]["UnsupportedMediaTypeWrite"];
+            422: components["responses"]["InvalidWriteRequestWrite"];
+            429: components["responses"]["RateLimitedWrite"];
+            500: components["responses"]["InternalErrorWrite"];
+            501: components["responses"]["NotImplementedWrite"];
+            503: components["responses"]["ServiceUnavailableWrite"];
+        };
+    };
     deleteWebhook: {
         parameters: {
             query?: never;
@@ -12366,6 +12735,86 @@ export interface operations {
             503: components["responses"]["ServiceUnavailableWrite"];
         };
     };
+    updateWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Retry key (1-128 characters). Scoped to the credential, the operation and the key; the stored response is replayed for 24 hours for the same body (`Idempotency-Status: cached`), a different body is 422 `IDEMPOTENCY_CONFLICT`, a retry while the first is running is 409 `IDEMPOTENCY_IN_PROGRESS`. 5xx responses are not stored. Use a fresh key after correcting a rejected body.
+                 * @example 3f1c2a9e-5b7d-4e8f-9a0b-1c2d3e4f5a6b
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Alternative name of `Idempotency-Key`; sending both with different values is 422. */
+                "X-Idempotency-Key"?: components["parameters"]["XIdempotencyKey"];
+            };
+            path: {
+                /** @description The webhook endpoint's `id`. */
+                id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "events": [
+                 *         "order:paid",
+                 *         "order:refunded"
+                 *       ],
+                 *       "enabled": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookEndpointUpdate"];
+                "multipart/form-data": components["schemas"]["WebhookEndpointUpdate"];
+                "text/plain": components["schemas"]["WebhookEndpointUpdate"];
+            };
+        };
+        responses: {
+            /** @description The endpoint (without its secret). */
+            200: {
+                headers: {
+                    "Idempotency-Status": components["headers"]["Idempotency-Status"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "whe_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
+                     *         "url": "https://checkout.example.com/webhooks/orders",
+                     *         "events": [
+                     *           "order:paid",
+                     *           "order:refunded"
+                     *         ],
+                     *         "enabled": true,
+                     *         "description": "Order updates for the fulfilment service.",
+                     *         "created_at": "2026-11-22T03:10:00Z",
+                     *         "updated_at": "2026-11-22T03:10:00Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["WebhookEndpoint"];
+                    };
+                };
+            };
+            401: components["responses"]["UnauthorizedWrite"];
+            403: components["responses"]["ForbiddenWrite"];
+            404: components["responses"]["WebhookNotFoundWrite"];
+            409: components["responses"]["IdempotencyInProgressWrite"];
+            413: components["responses"]["PayloadTooLargeWrite"];
+            415: components["responses"]["UnsupportedMediaTypeWrite"];
+            422: components["responses"]["InvalidWriteRequestWrite"];
+            429: components["responses"]["RateLimitedWrite"];
+            500: components["responses"]["InternalErrorWrite"];
+            501: components["responses"]["NotImplementedWrite"];
+            503: components["responses"]["ServiceUnavailableWrite"];
+        };
+    };
     rotateWebhookSecret: {
         parameters: {
             query?: never;
@@ -12384,7 +12833,19 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description Optional: an empty or absent body replaces the previous secret at once. */
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "expire_previous_in_seconds": 3600
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookSecretRotation"];
+                "multipart/form-data": components["schemas"]["WebhookSecretRotation"];
+                "text/plain": components["schemas"]["WebhookSecretRotation"];
+            };
+        };
         responses: {
             /** @description The new secret. */
             200: {
@@ -12459,7 +12920,7 @@ export interface operations {
                      *       "data": {
                      *         "id": "whl_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
                      *         "webhook_id": "whe_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
-                     *         "event_id": "msg_2Lx9Rk4Tz1Wm8Bv3",
+                     *         "event_id": "evt_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
                      *         "event": "order:created",
                      *         "url": "https://checkout.example.com/url/0195f3c1",
                      *         "status": "PENDING",
@@ -12525,7 +12986,7 @@ export interface operations {
                      *           {
                      *             "id": "whl_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
                      *             "webhook_id": "whe_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
-                     *             "event_id": "msg_2Lx9Rk4Tz1Wm8Bv3",
+                     *             "event_id": "evt_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
                      *             "event": "order:created",
                      *             "url": "https://checkout.example.com/url/0195f3c1",
                      *             "status": "PENDING",
@@ -12601,7 +13062,7 @@ export interface operations {
                      *       "data": {
                      *         "id": "whl_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
                      *         "webhook_id": "whe_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
-                     *         "event_id": "msg_2Lx9Rk4Tz1Wm8Bv3",
+                     *         "event_id": "evt_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
                      *         "event": "order:created",
                      *         "url": "https://checkout.example.com/url/0195f3c1",
                      *         "status": "PENDING",
@@ -12637,8 +13098,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description Message id, stable across retries: de-duplicate on it.
-                 * @example msg_2Lx9Rk4Tz1Wm8Bv3Nc6Yd0Hs5J
+                 * @description The event's id (`evt_…`, as in `GET /events/{id}`): the same on every retry and for every endpoint receiving the event. Delivery is at least once: de-duplicate on it.
+                 * @example evt_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f
                  */
                 "webhook-id": string;
                 /**
@@ -12686,15 +13147,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Acknowledged: any 2xx within 15 seconds. Anything else, or no answer, is retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h). */
+            /** @description Acknowledged: any 2xx within 10 seconds. Anything else (another status, a redirect, a time-out) fails the attempt, which is retried 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later (8 attempts in all, ±10% jitter); see "Webhooks (events)" in the introduction. */
             200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Gone: the endpoint is disabled and receives no further events. */
-            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12707,8 +13161,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description Message id, stable across retries: de-duplicate on it.
-                 * @example msg_2Lx9Rk4Tz1Wm8Bv3Nc6Yd0Hs5J
+                 * @description The event's id (`evt_…`, as in `GET /events/{id}`): the same on every retry and for every endpoint receiving the event. Delivery is at least once: de-duplicate on it.
+                 * @example evt_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f
                  */
                 "webhook-id": string;
                 /**
@@ -12772,15 +13226,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Acknowledged: any 2xx within 15 seconds. Anything else, or no answer, is retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h). */
+            /** @description Acknowledged: any 2xx within 10 seconds. Anything else (another status, a redirect, a time-out) fails the attempt, which is retried 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later (8 attempts in all, ±10% jitter); see "Webhooks (events)" in the introduction. */
             200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Gone: the endpoint is disabled and receives no further events. */
-            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12793,8 +13240,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description Message id, stable across retries: de-duplicate on it.
-                 * @example msg_2Lx9Rk4Tz1Wm8Bv3Nc6Yd0Hs5J
+                 * @description The event's id (`evt_…`, as in `GET /events/{id}`): the same on every retry and for every endpoint receiving the event. Delivery is at least once: de-duplicate on it.
+                 * @example evt_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f
                  */
                 "webhook-id": string;
                 /**
@@ -12843,15 +13290,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Acknowledged: any 2xx within 15 seconds. Anything else, or no answer, is retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h). */
+            /** @description Acknowledged: any 2xx within 10 seconds. Anything else (another status, a redirect, a time-out) fails the attempt, which is retried 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later (8 attempts in all, ±10% jitter); see "Webhooks (events)" in the introduction. */
             200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Gone: the endpoint is disabled and receives no further events. */
-            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12864,8 +13304,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description Message id, stable across retries: de-duplicate on it.
-                 * @example msg_2Lx9Rk4Tz1Wm8Bv3Nc6Yd0Hs5J
+                 * @description The event's id (`evt_…`, as in `GET /events/{id}`): the same on every retry and for every endpoint receiving the event. Delivery is at least once: de-duplicate on it.
+                 * @example evt_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f
                  */
                 "webhook-id": string;
                 /**
@@ -12914,15 +13354,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Acknowledged: any 2xx within 15 seconds. Anything else, or no answer, is retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h). */
+            /** @description Acknowledged: any 2xx within 10 seconds. Anything else (another status, a redirect, a time-out) fails the attempt, which is retried 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later (8 attempts in all, ±10% jitter); see "Webhooks (events)" in the introduction. */
             200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Gone: the endpoint is disabled and receives no further events. */
-            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12935,8 +13368,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description Message id, stable across retries: de-duplicate on it.
-                 * @example msg_2Lx9Rk4Tz1Wm8Bv3Nc6Yd0Hs5J
+                 * @description The event's id (`evt_…`, as in `GET /events/{id}`): the same on every retry and for every endpoint receiving the event. Delivery is at least once: de-duplicate on it.
+                 * @example evt_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f
                  */
                 "webhook-id": string;
                 /**
@@ -12985,15 +13418,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Acknowledged: any 2xx within 15 seconds. Anything else, or no answer, is retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h). */
+            /** @description Acknowledged: any 2xx within 10 seconds. Anything else (another status, a redirect, a time-out) fails the attempt, which is retried 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later (8 attempts in all, ±10% jitter); see "Webhooks (events)" in the introduction. */
             200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Gone: the endpoint is disabled and receives no further events. */
-            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13006,8 +13432,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description Message id, stable across retries: de-duplicate on it.
-                 * @example msg_2Lx9Rk4Tz1Wm8Bv3Nc6Yd0Hs5J
+                 * @description The event's id (`evt_…`, as in `GET /events/{id}`): the same on every retry and for every endpoint receiving the event. Delivery is at least once: de-duplicate on it.
+                 * @example evt_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f
                  */
                 "webhook-id": string;
                 /**
@@ -13056,15 +13482,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Acknowledged: any 2xx within 15 seconds. Anything else, or no answer, is retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h). */
+            /** @description Acknowledged: any 2xx within 10 seconds. Anything else (another status, a redirect, a time-out) fails the attempt, which is retried 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later (8 attempts in all, ±10% jitter); see "Webhooks (events)" in the introduction. */
             200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Gone: the endpoint is disabled and receives no further events. */
-            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13077,8 +13496,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description Message id, stable across retries: de-duplicate on it.
-                 * @example msg_2Lx9Rk4Tz1Wm8Bv3Nc6Yd0Hs5J
+                 * @description The event's id (`evt_…`, as in `GET /events/{id}`): the same on every retry and for every endpoint receiving the event. Delivery is at least once: de-duplicate on it.
+                 * @example evt_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f
                  */
                 "webhook-id": string;
                 /**
@@ -13192,15 +13611,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Acknowledged: any 2xx within 15 seconds. Anything else, or no answer, is retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h). */
+            /** @description Acknowledged: any 2xx within 10 seconds. Anything else (another status, a redirect, a time-out) fails the attempt, which is retried 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later (8 attempts in all, ±10% jitter); see "Webhooks (events)" in the introduction. */
             200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Gone: the endpoint is disabled and receives no further events. */
-            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13213,8 +13625,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description Message id, stable across retries: de-duplicate on it.
-                 * @example msg_2Lx9Rk4Tz1Wm8Bv3Nc6Yd0Hs5J
+                 * @description The event's id (`evt_…`, as in `GET /events/{id}`): the same on every retry and for every endpoint receiving the event. Delivery is at least once: de-duplicate on it.
+                 * @example evt_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f
                  */
                 "webhook-id": string;
                 /**
@@ -13328,15 +13740,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Acknowledged: any 2xx within 15 seconds. Anything else, or no answer, is retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h). */
+            /** @description Acknowledged: any 2xx within 10 seconds. Anything else (another status, a redirect, a time-out) fails the attempt, which is retried 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later (8 attempts in all, ±10% jitter); see "Webhooks (events)" in the introduction. */
             200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Gone: the endpoint is disabled and receives no further events. */
-            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13349,8 +13754,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description Message id, stable across retries: de-duplicate on it.
-                 * @example msg_2Lx9Rk4Tz1Wm8Bv3Nc6Yd0Hs5J
+                 * @description The event's id (`evt_…`, as in `GET /events/{id}`): the same on every retry and for every endpoint receiving the event. Delivery is at least once: de-duplicate on it.
+                 * @example evt_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f
                  */
                 "webhook-id": string;
                 /**
@@ -13410,15 +13815,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Acknowledged: any 2xx within 15 seconds. Anything else, or no answer, is retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h). */
+            /** @description Acknowledged: any 2xx within 10 seconds. Anything else (another status, a redirect, a time-out) fails the attempt, which is retried 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later (8 attempts in all, ±10% jitter); see "Webhooks (events)" in the introduction. */
             200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Gone: the endpoint is disabled and receives no further events. */
-            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13431,8 +13829,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description Message id, stable across retries: de-duplicate on it.
-                 * @example msg_2Lx9Rk4Tz1Wm8Bv3Nc6Yd0Hs5J
+                 * @description The event's id (`evt_…`, as in `GET /events/{id}`): the same on every retry and for every endpoint receiving the event. Delivery is at least once: de-duplicate on it.
+                 * @example evt_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f
                  */
                 "webhook-id": string;
                 /**
@@ -13473,15 +13871,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Acknowledged: any 2xx within 15 seconds. Anything else, or no answer, is retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h). */
+            /** @description Acknowledged: any 2xx within 10 seconds. Anything else (another status, a redirect, a time-out) fails the attempt, which is retried 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later (8 attempts in all, ±10% jitter); see "Webhooks (events)" in the introduction. */
             200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Gone: the endpoint is disabled and receives no further events. */
-            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13494,8 +13885,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description Message id, stable across retries: de-duplicate on it.
-                 * @example msg_2Lx9Rk4Tz1Wm8Bv3Nc6Yd0Hs5J
+                 * @description The event's id (`evt_…`, as in `GET /events/{id}`): the same on every retry and for every endpoint receiving the event. Delivery is at least once: de-duplicate on it.
+                 * @example evt_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f
                  */
                 "webhook-id": string;
                 /**
@@ -13537,15 +13928,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Acknowledged: any 2xx within 15 seconds. Anything else, or no answer, is retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h). */
+            /** @description Acknowledged: any 2xx within 10 seconds. Anything else (another status, a redirect, a time-out) fails the attempt, which is retried 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later (8 attempts in all, ±10% jitter); see "Webhooks (events)" in the introduction. */
             200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Gone: the endpoint is disabled and receives no further events. */
-            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13558,8 +13942,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description Message id, stable across retries: de-duplicate on it.
-                 * @example msg_2Lx9Rk4Tz1Wm8Bv3Nc6Yd0Hs5J
+                 * @description The event's id (`evt_…`, as in `GET /events/{id}`): the same on every retry and for every endpoint receiving the event. Delivery is at least once: de-duplicate on it.
+                 * @example evt_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f
                  */
                 "webhook-id": string;
                 /**
@@ -13673,15 +14057,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Acknowledged: any 2xx within 15 seconds. Anything else, or no answer, is retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h). */
+            /** @description Acknowledged: any 2xx within 10 seconds. Anything else (another status, a redirect, a time-out) fails the attempt, which is retried 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later (8 attempts in all, ±10% jitter); see "Webhooks (events)" in the introduction. */
             200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Gone: the endpoint is disabled and receives no further events. */
-            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13694,8 +14071,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description Message id, stable across retries: de-duplicate on it.
-                 * @example msg_2Lx9Rk4Tz1Wm8Bv3Nc6Yd0Hs5J
+                 * @description The event's id (`evt_…`, as in `GET /events/{id}`): the same on every retry and for every endpoint receiving the event. Delivery is at least once: de-duplicate on it.
+                 * @example evt_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f
                  */
                 "webhook-id": string;
                 /**
@@ -13741,15 +14118,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Acknowledged: any 2xx within 15 seconds. Anything else, or no answer, is retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h). */
+            /** @description Acknowledged: any 2xx within 10 seconds. Anything else (another status, a redirect, a time-out) fails the attempt, which is retried 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later (8 attempts in all, ±10% jitter); see "Webhooks (events)" in the introduction. */
             200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Gone: the endpoint is disabled and receives no further events. */
-            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13762,8 +14132,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description Message id, stable across retries: de-duplicate on it.
-                 * @example msg_2Lx9Rk4Tz1Wm8Bv3Nc6Yd0Hs5J
+                 * @description The event's id (`evt_…`, as in `GET /events/{id}`): the same on every retry and for every endpoint receiving the event. Delivery is at least once: de-duplicate on it.
+                 * @example evt_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f
                  */
                 "webhook-id": string;
                 /**
@@ -13804,15 +14174,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Acknowledged: any 2xx within 15 seconds. Anything else, or no answer, is retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h). */
+            /** @description Acknowledged: any 2xx within 10 seconds. Anything else (another status, a redirect, a time-out) fails the attempt, which is retried 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later (8 attempts in all, ±10% jitter); see "Webhooks (events)" in the introduction. */
             200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Gone: the endpoint is disabled and receives no further events. */
-            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13825,8 +14188,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description Message id, stable across retries: de-duplicate on it.
-                 * @example msg_2Lx9Rk4Tz1Wm8Bv3Nc6Yd0Hs5J
+                 * @description The event's id (`evt_…`, as in `GET /events/{id}`): the same on every retry and for every endpoint receiving the event. Delivery is at least once: de-duplicate on it.
+                 * @example evt_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f
                  */
                 "webhook-id": string;
                 /**
@@ -13880,15 +14243,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Acknowledged: any 2xx within 15 seconds. Anything else, or no answer, is retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h). */
+            /** @description Acknowledged: any 2xx within 10 seconds. Anything else (another status, a redirect, a time-out) fails the attempt, which is retried 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later (8 attempts in all, ±10% jitter); see "Webhooks (events)" in the introduction. */
             200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Gone: the endpoint is disabled and receives no further events. */
-            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13901,8 +14257,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description Message id, stable across retries: de-duplicate on it.
-                 * @example msg_2Lx9Rk4Tz1Wm8Bv3Nc6Yd0Hs5J
+                 * @description The event's id (`evt_…`, as in `GET /events/{id}`): the same on every retry and for every endpoint receiving the event. Delivery is at least once: de-duplicate on it.
+                 * @example evt_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f
                  */
                 "webhook-id": string;
                 /**
@@ -13956,15 +14312,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Acknowledged: any 2xx within 15 seconds. Anything else, or no answer, is retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h). */
+            /** @description Acknowledged: any 2xx within 10 seconds. Anything else (another status, a redirect, a time-out) fails the attempt, which is retried 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later (8 attempts in all, ±10% jitter); see "Webhooks (events)" in the introduction. */
             200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Gone: the endpoint is disabled and receives no further events. */
-            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13977,8 +14326,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description Message id, stable across retries: de-duplicate on it.
-                 * @example msg_2Lx9Rk4Tz1Wm8Bv3Nc6Yd0Hs5J
+                 * @description The event's id (`evt_…`, as in `GET /events/{id}`): the same on every retry and for every endpoint receiving the event. Delivery is at least once: de-duplicate on it.
+                 * @example evt_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f
                  */
                 "webhook-id": string;
                 /**
@@ -14025,15 +14374,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Acknowledged: any 2xx within 15 seconds. Anything else, or no answer, is retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h). */
+            /** @description Acknowledged: any 2xx within 10 seconds. Anything else (another status, a redirect, a time-out) fails the attempt, which is retried 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later (8 attempts in all, ±10% jitter); see "Webhooks (events)" in the introduction. */
             200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Gone: the endpoint is disabled and receives no further events. */
-            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14046,8 +14388,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description Message id, stable across retries: de-duplicate on it.
-                 * @example msg_2Lx9Rk4Tz1Wm8Bv3Nc6Yd0Hs5J
+                 * @description The event's id (`evt_…`, as in `GET /events/{id}`): the same on every retry and for every endpoint receiving the event. Delivery is at least once: de-duplicate on it.
+                 * @example evt_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f
                  */
                 "webhook-id": string;
                 /**
@@ -14104,15 +14446,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Acknowledged: any 2xx within 15 seconds. Anything else, or no answer, is retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h). */
+            /** @description Acknowledged: any 2xx within 10 seconds. Anything else (another status, a redirect, a time-out) fails the attempt, which is retried 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later (8 attempts in all, ±10% jitter); see "Webhooks (events)" in the introduction. */
             200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Gone: the endpoint is disabled and receives no further events. */
-            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14125,8 +14460,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description Message id, stable across retries: de-duplicate on it.
-                 * @example msg_2Lx9Rk4Tz1Wm8Bv3Nc6Yd0Hs5J
+                 * @description The event's id (`evt_…`, as in `GET /events/{id}`): the same on every retry and for every endpoint receiving the event. Delivery is at least once: de-duplicate on it.
+                 * @example evt_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f
                  */
                 "webhook-id": string;
                 /**
@@ -14183,15 +14518,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Acknowledged: any 2xx within 15 seconds. Anything else, or no answer, is retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h). */
+            /** @description Acknowledged: any 2xx within 10 seconds. Anything else (another status, a redirect, a time-out) fails the attempt, which is retried 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later (8 attempts in all, ±10% jitter); see "Webhooks (events)" in the introduction. */
             200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Gone: the endpoint is disabled and receives no further events. */
-            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14204,8 +14532,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description Message id, stable across retries: de-duplicate on it.
-                 * @example msg_2Lx9Rk4Tz1Wm8Bv3Nc6Yd0Hs5J
+                 * @description The event's id (`evt_…`, as in `GET /events/{id}`): the same on every retry and for every endpoint receiving the event. Delivery is at least once: de-duplicate on it.
+                 * @example evt_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f
                  */
                 "webhook-id": string;
                 /**
@@ -14262,15 +14590,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Acknowledged: any 2xx within 15 seconds. Anything else, or no answer, is retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h). */
+            /** @description Acknowledged: any 2xx within 10 seconds. Anything else (another status, a redirect, a time-out) fails the attempt, which is retried 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later (8 attempts in all, ±10% jitter); see "Webhooks (events)" in the introduction. */
             200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Gone: the endpoint is disabled and receives no further events. */
-            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14283,8 +14604,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description Message id, stable across retries: de-duplicate on it.
-                 * @example msg_2Lx9Rk4Tz1Wm8Bv3Nc6Yd0Hs5J
+                 * @description The event's id (`evt_…`, as in `GET /events/{id}`): the same on every retry and for every endpoint receiving the event. Delivery is at least once: de-duplicate on it.
+                 * @example evt_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f
                  */
                 "webhook-id": string;
                 /**
@@ -14341,15 +14662,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Acknowledged: any 2xx within 15 seconds. Anything else, or no answer, is retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h). */
+            /** @description Acknowledged: any 2xx within 10 seconds. Anything else (another status, a redirect, a time-out) fails the attempt, which is retried 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later (8 attempts in all, ±10% jitter); see "Webhooks (events)" in the introduction. */
             200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Gone: the endpoint is disabled and receives no further events. */
-            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14362,8 +14676,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description Message id, stable across retries: de-duplicate on it.
-                 * @example msg_2Lx9Rk4Tz1Wm8Bv3Nc6Yd0Hs5J
+                 * @description The event's id (`evt_…`, as in `GET /events/{id}`): the same on every retry and for every endpoint receiving the event. Delivery is at least once: de-duplicate on it.
+                 * @example evt_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f
                  */
                 "webhook-id": string;
                 /**
@@ -14410,15 +14724,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Acknowledged: any 2xx within 15 seconds. Anything else, or no answer, is retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h). */
+            /** @description Acknowledged: any 2xx within 10 seconds. Anything else (another status, a redirect, a time-out) fails the attempt, which is retried 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later (8 attempts in all, ±10% jitter); see "Webhooks (events)" in the introduction. */
             200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Gone: the endpoint is disabled and receives no further events. */
-            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14431,8 +14738,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description Message id, stable across retries: de-duplicate on it.
-                 * @example msg_2Lx9Rk4Tz1Wm8Bv3Nc6Yd0Hs5J
+                 * @description The event's id (`evt_…`, as in `GET /events/{id}`): the same on every retry and for every endpoint receiving the event. Delivery is at least once: de-duplicate on it.
+                 * @example evt_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f
                  */
                 "webhook-id": string;
                 /**
@@ -14471,15 +14778,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Acknowledged: any 2xx within 15 seconds. Anything else, or no answer, is retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h). */
+            /** @description Acknowledged: any 2xx within 10 seconds. Anything else (another status, a redirect, a time-out) fails the attempt, which is retried 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later (8 attempts in all, ±10% jitter); see "Webhooks (events)" in the introduction. */
             200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Gone: the endpoint is disabled and receives no further events. */
-            410: {
                 headers: {
                     [name: string]: unknown;
                 };

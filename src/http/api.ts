@@ -10,6 +10,7 @@ import { authenticate, type AuthContext } from '../auth/authenticate';
 import { fullAccessScope, hasScope } from '../auth/scopes';
 import { ApiError, ForbiddenError, UnauthorizedError, ValidationError } from '../errors';
 import { operations, type OperationId } from '../generated/operations';
+import { isRecordedRefusal, requestOrigin } from '../platform/audit';
 import { Idempotency, renderResult, sendStored, setIdempotencyStatus } from '../platform/idempotency';
 import type { UnitOfWork, WriteOrigin } from '../platform/unit-of-work';
 import type { ReadDb } from '../../db/queries/shop-scope';
@@ -129,6 +130,8 @@ export async function createApi(options: ApiOptions) {
       if (auth) {
         res.locals.credentialId = auth.credential.id;
         await limiter.shop(req, res, auth.shop.id, auth.shop.plan);
+        // Past authentication and the rate limit: from here on a write is recorded, whatever its answer.
+        originFor(c, req, res, auth);
         if (auth.shop.status !== 'active') throw new ForbiddenError('This shop is suspended.');
         // Fails closed: an operation missing from the generated table needs a scope nobody holds.
         const needed = scopesNeeded(c.operation.operationId);
@@ -143,6 +146,7 @@ export async function createApi(options: ApiOptions) {
         if (failed) throw failed;
         await limiter.anonymous(req, res);
         if ((c.operation.security ?? []).length > 0) return; // openapi-backend answers 401 next
+        originFor(c, req, res, undefined);
       }
       await readBodyInto(req, res, c.operation);
     },
@@ -180,32 +184,27 @@ export async function createApi(options: ApiOptions) {
         return;
       }
       // Writes: the unit of work, with the idempotency record committed in it (src/platform/idempotency.ts).
-      const origin: WriteOrigin = {
-        shopId: auth?.shop.id,
-        credentialId: auth?.credential.id,
-        operationId,
-        requestId: ctx.requestId,
-      };
-      try {
-        await idempotency.execute(
-          {
-            res,
-            headers: req.headers,
-            credentialId: auth?.credential.id, // public (OAuth) writes: a transaction, no replay scope
-            operationId,
-            method,
-            path: req.originalUrl.split('?')[0]!,
-            query: c.request.query,
-            body: c.operation.requestBody ? c.request.requestBody : undefined,
-          },
-          origin,
-          (trx, effects) => run(Object.assign(ctx, { db: trx, effects })),
-        );
-      } catch (err) {
-        const refusal = toApiError(err);
-        if (refusal && refusal.status >= 400 && refusal.status < 500) await unitOfWork.recordRejection(origin, refusal);
-        throw err;
-      }
+      // A refusal is recorded once, by handle() below, with every other refusal of the request.
+      const origin = originFor(c, req, res, auth)!; // a write: it has one
+      await idempotency.execute(
+        {
+          res,
+          headers: req.headers,
+          credentialId: auth?.credential.id, // public (OAuth) writes: a transaction, no replay scope
+          operationId,
+          method,
+          path: req.originalUrl.split('?')[0]!,
+          query: c.request.query,
+          body: c.operation.requestBody ? c.request.requestBody : undefined,
+        },
+        origin,
+        async (trx, effects) => {
+          const result = await run(Object.assign(ctx, { db: trx, effects }));
+          // The status the response has (renderResult's), known to the sinks before commit: the audit line's.
+          origin.status = result.status ?? 200;
+          return result;
+        },
+      );
     });
   }
 
@@ -239,9 +238,30 @@ export async function createApi(options: ApiOptions) {
     try {
       await api.handleRequest(routed as never, req, res);
     } catch (err) {
+      // The one place a write's refusal is recorded (its audit line, in a transaction of its own): schema
+      // validation, scope, suspended shop, body errors, idempotency and business rules alike. A request refused
+      // before its caller was known (401), or by the rate limit (429), has no origin or is not recorded.
+      const origin = res.locals.writeOrigin as WriteOrigin | undefined;
+      const refusal = origin && toApiError(err);
+      if (origin && refusal && isRecordedRefusal(refusal)) await unitOfWork.recordRejection(origin, refusal);
       throw withHeadAllowed(err);
     }
   };
+}
+
+/**
+ * The origin of a state-changing request (who, and what the audit trail records of the request), built once, as
+ * soon as the caller is known, and kept in res.locals; reads have none.
+ */
+function originFor(c: Context, req: Request, res: Response, auth: AuthContext | undefined): WriteOrigin | undefined {
+  if (!writeMethods.has(c.operation.method.toLowerCase())) return undefined;
+  return (res.locals.writeOrigin ??= requestOrigin({
+    req,
+    operationId: c.operation.operationId!,
+    requestId: res.locals.requestId as string,
+    auth,
+    pathParams: c.request.params as Record<string, unknown>,
+  })) as WriteOrigin;
 }
 
 /** The scopes an operation needs, all of them; an operation the generated table does not know needs `*`. */

@@ -10,11 +10,17 @@ import type { CursorCodec, Page } from '../platform/cursor';
 import type { operations as Ops } from '../generated/api-types';
 import type { OperationId, operations as operationTable } from '../generated/operations';
 import type { Effects } from '../platform/unit-of-work';
+import type { Clock } from '../platform/clock';
+import type { SecretBox } from '../platform/secret-box';
 
 export interface Services {
   config: Config;
   logger: Logger;
   cursors: CursorCodec;
+  /** What time-dependent rules read (injectable: tests move it). */
+  clock: Clock;
+  /** Encrypts the secrets the server must recover (webhook signing secrets). */
+  secrets: SecretBox;
 }
 
 type Part<Id extends OperationId, K extends 'path' | 'query'> = Ops[Id] extends { parameters: { [P in K]?: infer T } }

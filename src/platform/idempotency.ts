@@ -243,6 +243,9 @@ export class Idempotency {
     const acquired = await this.acquire(res, scope, fingerprint);
     if ('replay' in acquired) {
       setIdempotencyStatus(res, 'cached');
+      // A replay is a request too: an empty unit of work lets the sinks record it (its audit line, with the status
+      // replayed) before it is answered; nothing else is pending, so nothing else is written.
+      await this.unitOfWork.run({ ...origin, status: acquired.replay.status }, async () => undefined);
       sendStored(res, acquired.replay);
       return;
     }

@@ -58,6 +58,27 @@ export interface WriteOrigin {
   credentialId: string | undefined;
   operationId: string;
   requestId: string;
+  /** The API request the write came from (what the audit trail records of it); absent for a worker's writes. */
+  request?: WriteRequestFacts;
+  /**
+   * The HTTP status the request is answered with: set by the API layer once the work has produced its result (or
+   * to the replayed status), so a sink writing in the transaction knows it before commit.
+   */
+  status?: number;
+}
+
+/** What a write records of its request: never its body, query or credential (src/platform/audit.ts). */
+export interface WriteRequestFacts {
+  /** `POST`, `PATCH`, … */
+  method: string;
+  /** The request path, without the query. */
+  path: string;
+  /** The path parameters (the ids the request is about). */
+  pathParams: Record<string, string>;
+  /** The client's address (`req.ip`: honours `trust proxy`). */
+  ip: string | undefined;
+  userAgent: string | undefined;
+  credentialKind: 'api_key' | 'oauth_access_token' | undefined;
 }
 
 /**

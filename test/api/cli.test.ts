@@ -171,3 +171,52 @@ test('demo prints a full-access key that works', async () => {
     expect((await cli('shop', 'create', '--name', 'After')).code).toBe(0);
   },
 );
+
+test('webhook create prints the secret once; the endpoint is listed without it; seed takes webhooks too', async () => {
+  const shop = await cli('shop', 'create', '--name', 'Hooks');
+  const created = await cli(
+    'webhook',
+    'create',
+    '--shop',
+    shop.json.id,
+    '--url',
+    'https://hooks.example.com/in',
+    '--events',
+    'order:paid,order:created',
+  );
+  expect(created.code).toBe(0);
+  expect(created.json).toMatchObject({ url: 'https://hooks.example.com/in', events: ['order:paid', 'order:created'] });
+  expect(created.json.secret).toMatch(/^whsec_/);
+
+  const bad = await cli('webhook', 'create', '--shop', shop.json.id, '--url', 'ftp://x', '--events', 'order:paid');
+  expect(bad.code).toBe(1);
+  expect(bad.json.error.message).toMatch(/--url/);
+  const unknownEvent = await cli(
+    'webhook',
+    'create',
+    '--shop',
+    shop.json.id,
+    '--url',
+    'https://x.example',
+    '--events',
+    'nope',
+  );
+  expect(unknownEvent.code).toBe(1);
+
+  const file = join(dir, 'hooks.json');
+  writeFileSync(file, JSON.stringify({ webhooks: [{ url: 'https://hooks.example.com/seeded', events: ['*'] }] }));
+  const seeded = await cli('seed', '--shop', shop.json.id, '--file', file);
+  expect(seeded.code).toBe(0);
+  expect(seeded.json.webhooks).toEqual([expect.objectContaining({ url: 'https://hooks.example.com/seeded' })]);
+  expect(seeded.json.webhooks[0].secret).toMatch(/^whsec_/);
+
+  const key = await cli('key', 'create', '--shop', shop.json.id, '--scopes', 'webhooks.read');
+  await withApp(async (http) => {
+    const res = await http.get('/dev/v1/webhooks').set(bearer(key.json.key));
+    expect(res.body.data.map((w: { url: string }) => w.url).sort()).toEqual([
+      'https://hooks.example.com/in',
+      'https://hooks.example.com/seeded',
+    ]);
+    expect(JSON.stringify(res.body)).not.toContain(created.json.secret);
+  });
+});

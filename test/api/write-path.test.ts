@@ -127,6 +127,7 @@ test('an effect no sink takes refuses the whole write instead of losing it', asy
         return { status: 201, data: copy };
       }) as OperationHandler<'duplicateProduct'>,
     },
+    effectSinks: [], // no outbox registered: the event has nowhere to go
   });
   try {
     const s = await prepare(t);

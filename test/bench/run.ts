@@ -1,6 +1,7 @@
 // `npm run bench`: cold start (test/bench/cold-start.ts: `npm start` -> first 200), then throughput of an
 // authenticated cursor list through the whole stack against a bare express route doing the same work (credential
-// look-up + one keyset page of 50 + its variants) in the same run, then the idempotency latency benchmark. Runs on
+// look-up + one keyset page of 50 + its variants) in the same run, then the idempotency latency benchmark, then
+// webhook delivery throughput of one worker (test/bench/webhook-delivery.ts, BENCH_WEBHOOK_EVENTS). Runs on
 // PostgreSQL when DATABASE_URL is set (the meaningful setting), else PGlite. The tables are ANALYZEd after seeding,
 // as autovacuum would do in production (it is off on these machines; without statistics the planner scans and
 // sorts every row). The load comes from autocannon in a separate process; both servers share this one, measured
@@ -28,6 +29,7 @@ import globalSetup from '../helpers/global-setup';
 import { createTestDatabase } from '../helpers/test-database';
 import { benchColdStart, median, printColdStart } from './cold-start';
 import { benchIdempotency } from './idempotency';
+import { benchWebhookDelivery, printWebhookDelivery } from './webhook-delivery';
 
 const run = promisify(execFile);
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -153,6 +155,7 @@ async function main(): Promise<void> {
     baseline.server.close();
 
     const idem = await benchIdempotency({ n: 200 });
+    const hooks = await benchWebhookDelivery(db);
     if (cold) printColdStart(cold);
     console.log(
       `\nDatabase: ${database.kind}; ${connections} connections, ${seconds} s per run, ${rounds} round(s); ` +
@@ -178,6 +181,7 @@ async function main(): Promise<void> {
       `| original (fresh key) | ${idem.original.p50_ms} | ${idem.original.p95_ms} | ${idem.original.mean_ms} |`,
     );
     console.log(`| replay (same key) | ${idem.replay.p50_ms} | ${idem.replay.p95_ms} | ${idem.replay.mean_ms} |`);
+    printWebhookDelivery(hooks, database.kind);
   } finally {
     await database.close();
   }

@@ -10,6 +10,10 @@
 // createTwoShops() fails when a kind of `resourceKinds` gets no id, so a half-added kind cannot go unnoticed.
 import { sql } from 'kysely';
 import type { Fixtures } from '../../src/domain/fixtures';
+import { createWebhook } from '../../src/domain/webhooks';
+import { systemClock } from '../../src/platform/clock';
+import { emitEvent } from '../../src/platform/events';
+import { loadSecretBox } from '../../src/platform/secret-box';
 import type { TestApp } from './test-app';
 
 /** Every kind of resource the two shops hold, by the name the tenancy walk uses for it. */
@@ -28,6 +32,12 @@ export const resourceKinds = [
   'affiliate',
   /** A customer referred by `affiliate`. */
   'referredCustomer',
+  /** A webhook endpoint subscribed to `order:paid`. */
+  'webhook',
+  /** An `order:paid` event, queued to `webhook`. */
+  'event',
+  /** The first (PENDING) delivery-log entry of `event` to `webhook`. */
+  'webhookLog',
 ] as const;
 
 export type ResourceKind = (typeof resourceKinds)[number];
@@ -122,8 +132,23 @@ const catalogAndCustomers: SeedStep = async (t, shopId) => {
   };
 };
 
+const webhooksAndEvents: SeedStep = async (t, shopId) => {
+  const deps = { clock: systemClock, secrets: await loadSecretBox(t.db, undefined), allowPrivateTargets: true };
+  return t.db.transaction().execute(async (trx) => {
+    const webhook = await createWebhook(
+      trx,
+      shopId,
+      { url: 'https://hooks.example.com/tenancy', events: ['order:paid'], description: 'tenancy' },
+      deps,
+    );
+    const paid = { uniqid: 'tenancy-order', customer_email: 'ada@example.com', total: 25, currency: 'USD' };
+    const { event, attemptIds } = await emitEvent(trx, shopId, 'order:paid', paid);
+    return { webhook: webhook.id, event: event.id, webhookLog: attemptIds[0] };
+  });
+};
+
 /** Run in order for each shop. Append steps for new resource kinds (see the top of this file). */
-export const seedSteps: readonly SeedStep[] = [catalogAndCustomers];
+export const seedSteps: readonly SeedStep[] = [catalogAndCustomers, webhooksAndEvents];
 
 async function tenantShop(t: TestApp, label: 'A' | 'B'): Promise<TenantShop> {
   const shopId = await t.createShop({ name: 'Tenancy Shop', plan: 'free', currency: 'USD' });

@@ -202,7 +202,7 @@ test('customers: their ids returned, the referrals of the file set within the sh
 });
 
 test('an empty file writes nothing and says so', async () => {
-  expect(await seed({})).toEqual({ products: [], variants: [], serials: 0, customers: [] });
+  expect(await seed({})).toEqual({ products: [], variants: [], serials: 0, customers: [], webhooks: [] });
 });
 
 describe('parseFixtures, cross-field rules', () => {

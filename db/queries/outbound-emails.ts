@@ -1,0 +1,135 @@
+// The mail queue (outbound_emails): rows written in the transaction of the change that sends them, claimed by the
+// mail worker with FOR UPDATE SKIP LOCKED and a lease, then settled as SENT, RECORDED (no SMTP server configured:
+// the row is the record) or FAILED, or put back in the queue for a later attempt.
+import type { Transaction } from 'kysely';
+import type { Database, OutboundEmailRow } from '../tables';
+import { inShop, inShopForWrite, type ReadDb, type ShopRow } from './shop-scope';
+
+export async function insertEmail(
+  trx: Transaction<Database>,
+  shopId: string,
+  row: ShopRow<'outbound_emails'>,
+): Promise<void> {
+  await inShopForWrite(trx, shopId).insertInto('outbound_emails', row).execute();
+}
+
+/**
+ * Claims up to `limit` due QUEUED messages of every shop (the worker serves them all) until `leaseUntil`: rows
+ * another worker is claiming are skipped (SKIP LOCKED), and a claimed row's next_attempt_at moves to the end of its
+ * lease, so no other worker takes it while the lease holds, and a worker that died holding it only delays it.
+ * `lease_until` is the claim's token: the outcome is written only while it is still the claimer's.
+ */
+export async function claimDueEmails(
+  trx: Transaction<Database>,
+  now: Date,
+  leaseUntil: Date,
+  limit: number,
+): Promise<OutboundEmailRow[]> {
+  return trx
+    .with(
+      (cte) => cte('due').materialized(),
+      (db) =>
+        db
+          .selectFrom('outbound_emails')
+          .select('id')
+          .where('status', '=', 'QUEUED')
+          .where('next_attempt_at', '<=', now)
+          .orderBy('next_attempt_at')
+          .orderBy('id')
+          .limit(limit)
+          .forUpdate()
+          .skipLocked(),
+    )
+    .updateTable('outbound_emails')
+    .set({ lease_until: leaseUntil, next_attempt_at: leaseUntil })
+    .where('id', 'in', (eb) => eb.selectFrom('due').select('due.id'))
+    .returningAll()
+    .execute();
+}
+
+export interface EmailDelivered {
+  /** SENT: an SMTP server accepted it; RECORDED: no SMTP server is configured, the row is the record. */
+  status: 'SENT' | 'RECORDED';
+  attempts: number;
+  providerMessageId: string | null;
+  sentAt: Date | null;
+}
+
+/** Settles a claimed message as handed on; false when the claim (`leaseUntil`) is no longer this worker's. */
+export async function markEmailSent(
+  trx: Transaction<Database>,
+  shopId: string,
+  id: string,
+  leaseUntil: Date,
+  outcome: EmailDelivered,
+): Promise<boolean> {
+  const r = await inShopForWrite(trx, shopId)
+    .updateTable('outbound_emails')
+    .set({
+      status: outcome.status,
+      attempts: outcome.attempts,
+      provider_message_id: outcome.providerMessageId,
+      sent_at: outcome.sentAt,
+      last_error: null,
+      next_attempt_at: null,
+      lease_until: null,
+    })
+    .where('id', '=', id)
+    .where('status', '=', 'QUEUED')
+    .where('lease_until', '=', leaseUntil)
+    .executeTakeFirst();
+  return r.numUpdatedRows > 0n;
+}
+
+export interface EmailAttemptFailed {
+  attempts: number;
+  error: string;
+  /** When to try again; null: no attempt is left, the message is FAILED. */
+  nextAttemptAt: Date | null;
+}
+
+/** Records a failed attempt: back in the queue until `nextAttemptAt`, or FAILED; false when the claim was lost. */
+export async function markEmailAttemptFailed(
+  trx: Transaction<Database>,
+  shopId: string,
+  id: string,
+  leaseUntil: Date,
+  outcome: EmailAttemptFailed,
+): Promise<boolean> {
+  const r = await inShopForWrite(trx, shopId)
+    .updateTable('outbound_emails')
+    .set({
+      status: outcome.nextAttemptAt ? 'QUEUED' : 'FAILED',
+      attempts: outcome.attempts,
+      last_error: outcome.error,
+      next_attempt_at: outcome.nextAttemptAt,
+      lease_until: null,
+    })
+    .where('id', '=', id)
+    .where('status', '=', 'QUEUED')
+    .where('lease_until', '=', leaseUntil)
+    .executeTakeFirst();
+  return r.numUpdatedRows > 0n;
+}
+
+/** A shop's messages, newest first. */
+export async function emailsOfShop(db: ReadDb, shopId: string, limit = 100): Promise<OutboundEmailRow[]> {
+  return inShop(db, shopId)
+    .selectFrom('outbound_emails')
+    .selectAll()
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
+}
+
+/** Every shop's messages, newest first (the operator's view through the CLI). */
+export async function allEmails(db: ReadDb, limit = 100): Promise<OutboundEmailRow[]> {
+  return db
+    .selectFrom('outbound_emails')
+    .selectAll()
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
+}

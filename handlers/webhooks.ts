@@ -1,0 +1,66 @@
+import * as webhooks from '../src/domain/webhooks';
+import type { OperationHandler, Services } from '../src/http/handler';
+import { listHandler } from '../src/http/list-handler';
+
+const deps = (services: Services): webhooks.WebhookDeps => ({
+  clock: services.clock,
+  secrets: services.secrets,
+  allowPrivateTargets: services.config.webhookAllowPrivateTargets,
+});
+
+export const listWebhooks: OperationHandler<'listWebhooks'> = listHandler(webhooks.webhookList, () => undefined);
+
+export const createWebhook: OperationHandler<'createWebhook'> = async ({ db, auth, body, services }) => ({
+  status: 201,
+  data: await webhooks.createWebhook(db, auth.shop.id, body, deps(services)),
+});
+
+export const updateWebhook: OperationHandler<'updateWebhook'> = async ({ db, auth, params, body, services }) => ({
+  data: await webhooks.updateWebhook(db, auth.shop.id, params.id, body, deps(services)),
+});
+
+export const deleteWebhook: OperationHandler<'deleteWebhook'> = async ({ db, auth, params }) => {
+  await webhooks.deleteWebhook(db, auth.shop.id, params.id);
+  return { data: {} };
+};
+
+export const rotateWebhookSecret: OperationHandler<'rotateWebhookSecret'> = async ({
+  db,
+  auth,
+  params,
+  body,
+  services,
+}) => ({
+  data: await webhooks.rotateWebhookSecret(
+    db,
+    auth.shop.id,
+    params.id,
+    body?.expire_previous_in_seconds ?? 0,
+    deps(services),
+  ),
+});
+
+export const testWebhook: OperationHandler<'testWebhook'> = async ({ db, auth, params, services }) => ({
+  status: 202,
+  data: await webhooks.testWebhook(db, auth.shop.id, params.id, deps(services)),
+});
+
+export const listWebhookLogs: OperationHandler<'listWebhookLogs'> = async ({ db, auth, query }) => ({
+  data: await webhooks.listWebhookLogs(db, auth.shop.id, query),
+});
+
+export const retryWebhookDelivery: OperationHandler<'retryWebhookDelivery'> = async ({
+  db,
+  auth,
+  params,
+  services,
+}) => ({
+  status: 202,
+  data: await webhooks.retryWebhookDelivery(db, auth.shop.id, params.id, deps(services)),
+});
+
+export const listEvents: OperationHandler<'listEvents'> = listHandler(webhooks.eventList, () => undefined);
+
+export const getEvent: OperationHandler<'getEvent'> = async ({ db, auth, params }) => ({
+  data: await webhooks.getEvent(db, auth.shop.id, params.id),
+});

@@ -1,0 +1,293 @@
+// Webhook endpoints and their deliveries: registering, changing and removing an endpoint, rotating its secret,
+// test events and manual retries, and the lists that show them (endpoints, delivery log, events).
+import { isIP } from 'node:net';
+import type { Transaction } from 'kysely';
+import type { Database, DeliveryStatus, WebhookEndpointRow } from '../../db/tables';
+import type { ReadDb } from '../../db/queries/shop-scope';
+import * as endpoints from '../../db/queries/webhook-endpoints';
+import * as deliveries from '../../db/queries/webhook-deliveries';
+import * as events from '../../db/queries/events';
+import { NotFoundError, ValidationError } from '../errors';
+import { newId } from '../ids';
+import type { Clock } from '../platform/clock';
+import type { CursorList } from '../platform/cursor-list';
+import { emitEvent } from '../platform/events';
+import type { ListSpec } from '../platform/list-query';
+import { isPublicAddress } from '../platform/outbound-http';
+import { endpointSecretContext, type SecretBox } from '../platform/secret-box';
+import { newWebhookSecret } from '../platform/webhook-signature';
+import { eventView, webhookAttemptView, webhookEndpointView } from '../views/webhook';
+
+/** The event names of the contract's WebhookEventType (test/unit/webhook-events.test.ts keeps them equal). */
+export const webhookEventTypes = [
+  'order:created',
+  'order:paid',
+  'order:completed',
+  'order:refunded',
+  'order:voided',
+  'order:item_delivered',
+  'payment:created',
+  'subscription:created',
+  'subscription:renewed',
+  'subscription:paused',
+  'subscription:cancelled',
+  'dispute:opened',
+  'dispute:closed',
+  'license:created',
+  'license:revoked',
+  'review:created',
+  'ticket:created',
+  'customer:created',
+  'product:stock_low',
+  'reseller:invited',
+  'reseller:suspended',
+  'affiliate:approved',
+  'webhook:test',
+] as const;
+export type WebhookEventType = (typeof webhookEventTypes)[number];
+
+export interface WebhookDeps {
+  clock: Clock;
+  secrets: SecretBox;
+  allowPrivateTargets: boolean;
+}
+
+export const webhookList: CursorList<endpoints.WebhookEndpointPageRow, ReturnType<typeof webhookEndpointView>> = {
+  spec: {
+    name: 'webhooks',
+    filters: {},
+    sorts: { created_at: { column: 'created_at', cast: 'timestamptz' } },
+    defaultSort: '-created_at',
+  },
+  page: endpoints.webhookEndpointsPage,
+  view: (rows) => rows.map(webhookEndpointView),
+};
+
+export const eventListSpec: ListSpec = {
+  name: 'events',
+  filters: {
+    type: { column: 'type', type: 'enum', values: webhookEventTypes, description: 'event name' },
+    created_after: { column: 'created_at', type: 'timestamp', op: '>=', description: 'created at or after' },
+    created_before: { column: 'created_at', type: 'timestamp', op: '<', description: 'created before' },
+  },
+  sorts: { created_at: { column: 'created_at', cast: 'timestamptz' } },
+  defaultSort: '-created_at',
+};
+
+export const eventList: CursorList<events.EventPageRow, ReturnType<typeof eventView>> = {
+  spec: eventListSpec,
+  page: events.eventsPage,
+  view: (rows) => rows.map(eventView),
+};
+
+export async function getEvent(db: ReadDb, shopId: string, id: string) {
+  const row = await events.eventById(db, shopId, id);
+  if (!row) throw new NotFoundError('EVENT_NOT_FOUND');
+  return eventView(row);
+}
+
+/**
+ * A target the server may call: http(s), no credentials in it, and, unless private targets are allowed, not an
+ * address literal (or `localhost`) of a loopback, private or link-local network. Names are resolved, and their
+ * addresses checked, at each delivery (src/platform/outbound-http.ts): DNS can change after registration.
+ */
+export function checkTargetUrl(raw: string, allowPrivateTargets: boolean): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ValidationError([{ field: 'url', message: 'is not a valid URL' }]);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new ValidationError([{ field: 'url', message: 'must be an http or https URL' }]);
+  }
+  if (url.username || url.password) {
+    throw new ValidationError([{ field: 'url', message: 'must not carry a user name or password' }]);
+  }
+  if (!allowPrivateTargets) {
+    const host = url.hostname.replace(/^\[|\]$/g, '');
+    const privateLiteral = isIP(host) !== 0 && !isPublicAddress(host);
+    if (privateLiteral || host === 'localhost' || host.endsWith('.localhost')) {
+      throw new ValidationError([
+        { field: 'url', message: 'must not point at a loopback, private or link-local address' },
+      ]);
+    }
+  }
+  return url.toString();
+}
+
+export interface WebhookInput {
+  url?: string;
+  events?: string[];
+  description?: string | null;
+  enabled?: boolean;
+}
+
+async function endpointForUpdate(trx: Transaction<Database>, shopId: string, id: string): Promise<WebhookEndpointRow> {
+  const row = await endpoints.webhookEndpointForUpdate(trx, shopId, id);
+  if (!row) throw new NotFoundError('WEBHOOK_NOT_FOUND');
+  return row;
+}
+
+export async function createWebhook(
+  trx: Transaction<Database>,
+  shopId: string,
+  input: Required<Pick<WebhookInput, 'url' | 'events'>> & WebhookInput,
+  deps: WebhookDeps,
+) {
+  const id = newId('whe');
+  const secret = newWebhookSecret();
+  const now = deps.clock.now();
+  const row = await endpoints.insertWebhookEndpoint(trx, shopId, {
+    id,
+    url: checkTargetUrl(input.url, deps.allowPrivateTargets),
+    events: [...new Set(input.events)],
+    description: input.description ?? null,
+    enabled: input.enabled ?? true,
+    secret: deps.secrets.seal(secret, endpointSecretContext(shopId, id)),
+    previous_secret: null,
+    previous_secret_expires_at: null,
+    created_at: now,
+    updated_at: now,
+  });
+  return { ...webhookEndpointView(row), secret };
+}
+
+export async function updateWebhook(
+  trx: Transaction<Database>,
+  shopId: string,
+  id: string,
+  input: WebhookInput,
+  deps: WebhookDeps,
+) {
+  await endpointForUpdate(trx, shopId, id);
+  const row = await endpoints.updateWebhookEndpoint(trx, shopId, id, {
+    ...(input.url !== undefined && { url: checkTargetUrl(input.url, deps.allowPrivateTargets) }),
+    ...(input.events !== undefined && { events: [...new Set(input.events)] }),
+    ...(input.description !== undefined && { description: input.description }),
+    ...(input.enabled !== undefined && { enabled: input.enabled }),
+    updated_at: deps.clock.now(),
+  });
+  return webhookEndpointView(row!);
+}
+
+export async function deleteWebhook(trx: Transaction<Database>, shopId: string, id: string): Promise<void> {
+  if (!(await endpoints.deleteWebhookEndpoint(trx, shopId, id))) throw new NotFoundError('WEBHOOK_NOT_FOUND');
+}
+
+/**
+ * A new secret, shown once. The previous one stops signing at once, or after `expirePreviousInSeconds` (both sign
+ * meanwhile), so a receiver can switch without refusing a delivery. Only the latest previous secret is kept.
+ */
+export async function rotateWebhookSecret(
+  trx: Transaction<Database>,
+  shopId: string,
+  id: string,
+  expirePreviousInSeconds: number,
+  deps: WebhookDeps,
+) {
+  const current = await endpointForUpdate(trx, shopId, id);
+  const now = deps.clock.now();
+  const secret = newWebhookSecret();
+  const keepPrevious = expirePreviousInSeconds > 0;
+  await endpoints.updateWebhookEndpoint(trx, shopId, id, {
+    secret: deps.secrets.seal(secret, endpointSecretContext(shopId, id)),
+    previous_secret: keepPrevious ? current.secret : null,
+    previous_secret_expires_at: keepPrevious ? new Date(now.getTime() + expirePreviousInSeconds * 1000) : null,
+    updated_at: now,
+  });
+  return {
+    secret,
+    message: keepPrevious
+      ? `The secret was rotated. The previous secret also signs deliveries for ${expirePreviousInSeconds} more seconds.`
+      : 'The secret was rotated. The previous secret no longer signs deliveries.',
+  };
+}
+
+/** Queues a `webhook:test` event to this endpoint only; answers its PENDING log entry. */
+export async function testWebhook(trx: Transaction<Database>, shopId: string, id: string, deps: WebhookDeps) {
+  const endpoint = await endpointForUpdate(trx, shopId, id);
+  if (!endpoint.enabled) {
+    throw new ValidationError(
+      [{ field: 'enabled', message: 'the endpoint is disabled' }],
+      'This endpoint is disabled: enable it to send it a test event.',
+    );
+  }
+  const { attemptIds } = await emitEvent(
+    trx,
+    shopId,
+    'webhook:test',
+    { webhook_id: endpoint.id, message: 'This is a test event.' },
+    { clock: deps.clock, endpoint },
+  );
+  const attempt = await deliveries.attemptById(trx, shopId, attemptIds[0]!);
+  return webhookAttemptView(attempt!);
+}
+
+/**
+ * A new attempt of the logged delivery, now, with the same `webhook-id`. A settled delivery (SUCCEEDED or FAILED)
+ * gets one more attempt (a failure settles it again, no new schedule); one with an attempt already queued has that
+ * attempt brought forward to now, so a retry never sends the same event twice at once.
+ */
+export async function retryWebhookDelivery(
+  trx: Transaction<Database>,
+  shopId: string,
+  logId: string,
+  deps: WebhookDeps,
+) {
+  const logged = await deliveries.attemptById(trx, shopId, logId);
+  if (!logged) throw new NotFoundError('WEBHOOK_LOG_NOT_FOUND');
+  const delivery = await deliveries.deliveryForUpdate(trx, shopId, logged.delivery_id);
+  if (!delivery) throw new NotFoundError('WEBHOOK_LOG_NOT_FOUND');
+  const now = deps.clock.now();
+  if (delivery.pending_attempt_id) {
+    const queued = await deliveries.updateAttempt(trx, shopId, delivery.pending_attempt_id, { next_retry_at: now });
+    await deliveries.updateDelivery(trx, shopId, delivery.id, { next_attempt_at: now, updated_at: now });
+    return webhookAttemptView(queued);
+  }
+  const attemptId = newId('whl');
+  const [attempt] = await deliveries.insertAttempts(trx, shopId, [
+    {
+      id: attemptId,
+      delivery_id: delivery.id,
+      endpoint_id: delivery.endpoint_id,
+      event_id: delivery.event_id,
+      event_type: logged.event_type,
+      url: (await endpoints.webhookEndpointById(trx, shopId, delivery.endpoint_id))!.url,
+      attempt: delivery.attempts + 1,
+      status: 'PENDING',
+      response_status: null,
+      response_body: null,
+      duration_ms: null,
+      error: null,
+      next_retry_at: now,
+      created_at: now,
+    },
+  ]);
+  await deliveries.updateDelivery(trx, shopId, delivery.id, {
+    status: 'PENDING',
+    next_attempt_at: now,
+    pending_attempt_id: attemptId,
+    manual: true,
+    lease_until: null,
+    lease_token: null,
+    updated_at: now,
+  });
+  return webhookAttemptView(attempt!);
+}
+
+export async function listWebhookLogs(
+  db: ReadDb,
+  shopId: string,
+  query: { page?: number; per_page?: number; webhook_id?: string; status?: DeliveryStatus },
+) {
+  const page = query.page ?? 1;
+  const perPage = query.per_page ?? 25;
+  const { rows, total } = await deliveries.attemptsPage(
+    db,
+    shopId,
+    { endpointId: query.webhook_id, status: query.status },
+    { limit: perPage, offset: (page - 1) * perPage },
+  );
+  return { items: rows.map(webhookAttemptView), total, page, per_page: perPage };
+}

@@ -1,0 +1,103 @@
+// The events outbox. `emitEvent` records what happened, inside the transaction of the change it describes, and
+// queues one delivery (with its first, PENDING, log entry) to every enabled endpoint of the shop subscribed to it.
+// A rolled-back transaction takes the event and its deliveries with it; a committed one is delivered by the worker
+// (src/worker/webhook-delivery.ts), at least once, whatever happens to this process.
+import type { Transaction } from 'kysely';
+import type { Database, EventRow } from '../../db/tables';
+import { insertEvent } from '../../db/queries/events';
+import { endpointsSubscribedTo } from '../../db/queries/webhook-endpoints';
+import { insertAttempts, insertDeliveries } from '../../db/queries/webhook-deliveries';
+import { newId } from '../ids';
+import type { Clock } from './clock';
+import { systemClock } from './clock';
+import type { EffectSink } from './unit-of-work';
+
+export interface EmitOptions {
+  clock?: Clock;
+  /** Only this endpoint (a test event), whatever the others subscribe to. */
+  endpoint?: { id: string; url: string };
+}
+
+/**
+ * The webhook body of an event: exactly `{ event, data }` (the `webhooks` section of openapi.yaml), from the stored
+ * JSON text of its data, so amounts keep every digit (see src/platform/money.ts).
+ */
+export function eventBody(type: string, dataJson: string): string {
+  return `{"event":${JSON.stringify(type)},"data":${dataJson}}`;
+}
+
+export async function emitEvent(
+  trx: Transaction<Database>,
+  shopId: string,
+  type: string,
+  data: unknown,
+  options: EmitOptions = {},
+): Promise<{ event: EventRow; attemptIds: string[] }> {
+  const now = (options.clock ?? systemClock).now();
+  const event = await insertEvent(trx, shopId, {
+    id: newId('evt'),
+    type,
+    data: JSON.stringify(data),
+    created_at: now,
+  });
+  const endpoints = options.endpoint ? [options.endpoint] : await endpointsSubscribedTo(trx, shopId, type);
+  const attemptIds = await queueDeliveries(trx, shopId, event, endpoints, now);
+  return { event, attemptIds };
+}
+
+async function queueDeliveries(
+  trx: Transaction<Database>,
+  shopId: string,
+  event: EventRow,
+  endpoints: readonly { id: string; url: string }[],
+  now: Date,
+): Promise<string[]> {
+  const plans = endpoints.map((e) => ({ endpoint: e, deliveryId: newId('whd'), attemptId: newId('whl') }));
+  await insertDeliveries(
+    trx,
+    shopId,
+    plans.map((p) => ({
+      id: p.deliveryId,
+      endpoint_id: p.endpoint.id,
+      event_id: event.id,
+      status: 'PENDING' as const,
+      next_attempt_at: now,
+      pending_attempt_id: p.attemptId,
+      created_at: now,
+      updated_at: now,
+    })),
+  );
+  await insertAttempts(
+    trx,
+    shopId,
+    plans.map((p) => ({
+      id: p.attemptId,
+      delivery_id: p.deliveryId,
+      endpoint_id: p.endpoint.id,
+      event_id: event.id,
+      event_type: event.type,
+      url: p.endpoint.url,
+      attempt: 1,
+      status: 'PENDING' as const,
+      response_status: null,
+      response_body: null,
+      duration_ms: null,
+      error: null,
+      next_retry_at: now,
+      created_at: now,
+    })),
+  );
+  return plans.map((p) => p.attemptId);
+}
+
+/** Writes the events a unit of work collected (`effects.emit`) through `emitEvent`, in its transaction. */
+export function eventsSink(clock: Clock = systemClock): EffectSink {
+  return {
+    kinds: ['events'],
+    async write(trx, pending, origin) {
+      if (pending.events.length === 0) return;
+      if (!origin.shopId) throw new Error('an event needs a shop');
+      for (const e of pending.events) await emitEvent(trx, origin.shopId, e.type, e.data, { clock });
+    },
+  };
+}

@@ -1,0 +1,34 @@
+// The background worker of a deployment: its jobs, built from the configuration. `npm start` runs one inside the
+// API process (unless WEBHOOK_WORKER=off); `npm run worker` runs one alone (src/worker/main.ts).
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/tables';
+import type { Config } from '../config';
+import type { Logger } from '../logger';
+import { systemClock, type Clock } from '../platform/clock';
+import { mailJob } from '../platform/mail';
+import { loadSecretBox } from '../platform/secret-box';
+import { webhookDeliveryJob } from './webhook-delivery';
+import { Worker, type Job } from './worker';
+
+export async function workerJobs(
+  db: Kysely<Database>,
+  config: Config,
+  logger: Logger,
+  clock: Clock = systemClock,
+): Promise<Job[]> {
+  const secrets = await loadSecretBox(db, config.webhookSecretsKey);
+  return [
+    webhookDeliveryJob(db, {
+      clock,
+      logger,
+      secrets,
+      allowPrivateTargets: config.webhookAllowPrivateTargets,
+      timeoutMs: config.webhookTimeoutMs,
+    }),
+    mailJob(db, { clock, logger, smtpUrl: config.smtpUrl, from: config.mailFrom }),
+  ];
+}
+
+export async function createWorker(db: Kysely<Database>, config: Config, logger: Logger): Promise<Worker> {
+  return new Worker(await workerJobs(db, config, logger), { logger });
+}

@@ -1,0 +1,31 @@
+// `npm run worker`: the background worker alone (no HTTP), for deployments that scale it apart from the API.
+// Any number may run against the same PostgreSQL: each claims its own rows (SKIP LOCKED). On the embedded database
+// only one process can open the data directory, so there the worker runs inside `npm start`.
+import { openDatabase } from '../../db/database';
+import { migrateToLatest } from '../../db/migrate';
+import { loadConfig } from '../config';
+import { createLogger } from '../logger';
+import { createWorker } from '.';
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel);
+  const database = await openDatabase(config);
+  await migrateToLatest(database.db);
+  const worker = await createWorker(database.db, config, logger);
+  worker.start();
+  logger.info('worker started', { database: database.kind, pid: process.pid });
+  const stop = async (signal: string) => {
+    logger.info('worker stopping', { signal });
+    await worker.stop();
+    await database.close();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,197 @@
+// Delivers the events outbox to webhook endpoints. One round: claim due deliveries (SKIP LOCKED, with a lease), make
+// one attempt of each outside any transaction (the network is never called while rows are locked), then record the
+// outcome, only if this worker still holds the lease. A 2xx within the timeout is delivered; anything else (another
+// status, a redirect, a time-out, a refused target) is retried on the schedule below, then FAILED.
+import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Database, DeliveryStatus } from '../../db/tables';
+import {
+  claimDueDeliveries,
+  insertAttempts,
+  leasedDeliveryForUpdate,
+  settleDelivered,
+  updateAttempt,
+  updateDelivery,
+  type ClaimedDelivery,
+} from '../../db/queries/webhook-deliveries';
+import { newId } from '../ids';
+import { eventBody } from '../platform/events';
+import { sendOutbound, type OutboundOutcome } from '../platform/outbound-http';
+import { endpointSecretContext, type SecretBox } from '../platform/secret-box';
+import { signatureHeader } from '../platform/webhook-signature';
+import type { Job, JobContext } from './worker';
+
+/**
+ * Wait before each automatic retry, after attempt 1, 2, …: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h; 8 attempts in
+ * all over about 28 hours (documented in openapi.yaml's introduction). Each wait is jittered by up to ±10%, so
+ * endpoints that failed together are not retried in step.
+ */
+export const retrySchedule: readonly number[] = [
+  5_000,
+  5 * 60_000,
+  30 * 60_000,
+  2 * 3_600_000,
+  5 * 3_600_000,
+  10 * 3_600_000,
+  10 * 3_600_000,
+];
+export const MAX_ATTEMPTS = retrySchedule.length + 1;
+export const JITTER = 0.1;
+
+/** Milliseconds to wait after the `attemptsMade`-th failed attempt, or undefined when it was the last. */
+export function retryDelayMs(attemptsMade: number, random: () => number = Math.random): number | undefined {
+  const base = retrySchedule[attemptsMade - 1];
+  if (base === undefined) return undefined;
+  return Math.round(base * (1 + JITTER * (2 * random() - 1)));
+}
+
+/** The log keeps this much of an answer (the API shows the first 1 KiB of it). */
+export const RESPONSE_LOG_CHARS = 4096;
+
+export interface WebhookDeliveryOptions extends JobContext {
+  secrets: SecretBox;
+  allowPrivateTargets: boolean;
+  /** Total time an attempt may take (default 10 s). */
+  timeoutMs?: number;
+  /** Deliveries claimed (and attempted concurrently) per round (default 20). */
+  batch?: number;
+  random?: () => number;
+}
+
+function failureText(outcome: OutboundOutcome): string | null {
+  if (outcome.kind === 'refused') return `refused: ${outcome.reason}`;
+  if (outcome.kind === 'error') return `${outcome.code}: ${outcome.message}`;
+  if (outcome.status >= 300 && outcome.status < 400) return `redirect (${outcome.status}) not followed`;
+  return null;
+}
+
+export function webhookDeliveryJob(db: Kysely<Database>, options: WebhookDeliveryOptions): Job {
+  const leaseMs = options.leaseMs ?? 60_000;
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  const random = options.random ?? Math.random;
+
+  async function attempt(claim: ClaimedDelivery, token: string): Promise<void> {
+    const sentAt = options.clock.now();
+    const context = endpointSecretContext(claim.shop_id, claim.endpoint_id);
+    const secrets = [options.secrets.open(claim.secret, context)];
+    if (claim.previous_secret && claim.previous_secret_expires_at && claim.previous_secret_expires_at > sentAt) {
+      secrets.push(options.secrets.open(claim.previous_secret, context));
+    }
+    const body = eventBody(claim.event_type, claim.data);
+    const timestamp = Math.floor(sentAt.getTime() / 1000);
+    const outcome = await sendOutbound(
+      {
+        url: claim.url,
+        headers: {
+          'webhook-id': claim.event_id,
+          'webhook-timestamp': String(timestamp),
+          'webhook-signature': signatureHeader(secrets, claim.event_id, timestamp, body),
+        },
+        body,
+      },
+      { allowPrivateTargets: options.allowPrivateTargets, timeoutMs },
+    );
+    await recordOutcome(claim, token, sentAt, outcome);
+  }
+
+  /** A delivered attempt settles in one statement; a failed one, rarer, in a transaction that also queues the next. */
+  async function recordOutcome(
+    claim: ClaimedDelivery,
+    token: string,
+    sentAt: Date,
+    outcome: OutboundOutcome,
+  ): Promise<void> {
+    const now = options.clock.now();
+    const delivered = outcome.kind === 'response' && outcome.status >= 200 && outcome.status < 300;
+    if (delivered) {
+      const settled = await settleDelivered(db, claim.shop_id, claim.id, claim.pending_attempt_id, token, {
+        url: claim.url,
+        responseStatus: outcome.status,
+        responseBody: outcome.body.slice(0, RESPONSE_LOG_CHARS),
+        durationMs: outcome.durationMs,
+        attemptedAt: sentAt,
+        now,
+      });
+      if (!settled)
+        options.logger.warn('webhook attempt finished after its lease was taken over', { delivery_id: claim.id });
+      return;
+    }
+    await db.transaction().execute(async (trx) => {
+      const delivery = await leasedDeliveryForUpdate(trx, claim.shop_id, claim.id, token);
+      // The lease ran out and another worker took the delivery over: its attempt is the one recorded.
+      if (!delivery || delivery.pending_attempt_id !== claim.pending_attempt_id) {
+        options.logger.warn('webhook attempt finished after its lease was taken over', { delivery_id: claim.id });
+        return;
+      }
+      const attemptsMade = delivery.attempts + 1;
+      const delay = delivery.manual ? undefined : retryDelayMs(attemptsMade, random);
+      const status: DeliveryStatus = delay === undefined ? 'FAILED' : 'RETRYING';
+      const nextAt = delay === undefined ? null : new Date(now.getTime() + delay);
+      await updateAttempt(trx, claim.shop_id, claim.pending_attempt_id, {
+        url: claim.url, // where it went, if the endpoint's URL changed while it was queued
+        status,
+        response_status: outcome.kind === 'response' ? outcome.status : null,
+        response_body: outcome.kind === 'response' ? outcome.body.slice(0, RESPONSE_LOG_CHARS) : null,
+        duration_ms: outcome.durationMs,
+        error: failureText(outcome),
+        next_retry_at: nextAt,
+        attempted_at: sentAt,
+      });
+      let nextAttemptId: string | null = null;
+      if (nextAt) {
+        nextAttemptId = newId('whl');
+        await insertAttempts(trx, claim.shop_id, [
+          {
+            id: nextAttemptId,
+            delivery_id: claim.id,
+            endpoint_id: claim.endpoint_id,
+            event_id: claim.event_id,
+            event_type: claim.event_type,
+            url: claim.url,
+            attempt: attemptsMade + 1,
+            status: 'PENDING',
+            response_status: null,
+            response_body: null,
+            duration_ms: null,
+            error: null,
+            next_retry_at: nextAt,
+            created_at: now,
+          },
+        ]);
+      }
+      await updateDelivery(trx, claim.shop_id, claim.id, {
+        status,
+        attempts: attemptsMade,
+        next_attempt_at: nextAt,
+        pending_attempt_id: nextAttemptId,
+        manual: false,
+        lease_until: null,
+        lease_token: null,
+        updated_at: now,
+      });
+    });
+  }
+
+  return {
+    name: 'webhook-delivery',
+    async runOnce() {
+      const now = options.clock.now();
+      const token = randomUUID();
+      const claimed = await db
+        .transaction()
+        .execute((trx) => claimDueDeliveries(trx, now, new Date(now.getTime() + leaseMs), token, options.batch ?? 20));
+      await Promise.all(
+        claimed.map((c) =>
+          attempt(c, token).catch((err: unknown) =>
+            // Not recorded: the lease runs out and the delivery is attempted again. Nothing is lost.
+            options.logger.warn('webhook attempt could not be recorded', {
+              delivery_id: c.id,
+              error: (err as Error)?.message,
+            }),
+          ),
+        ),
+      );
+      return claimed.length;
+    },
+  };
+}
