@@ -12,6 +12,9 @@ import { loadSecretBox } from '../../src/platform/secret-box';
 import { UnitOfWork } from '../../src/platform/unit-of-work';
 import { MAX_ATTEMPTS, retrySchedule, webhookDeliveryJob } from '../../src/worker/webhook-delivery';
 import type { Job } from '../../src/worker/worker';
+import { duplicateProduct } from '../../src/domain/products';
+import type { OperationHandler } from '../../src/http/handler';
+import { mailDraft } from '../../src/mail/templates';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
 
 interface Received {
@@ -574,6 +577,53 @@ describe('the outbox is transactional', () => {
     expect(await count('webhook_deliveries')).toBe(before.deliveries);
     expect(await drain(await job())).toBe(0);
     expect(receiver.received).toHaveLength(0);
+  });
+
+  test('a handler that emits an event and queues mail, then fails: no event, no delivery, no mail, no copy', async () => {
+    const failing = await startTestApp({
+      clock,
+      handlers: {
+        duplicateProduct: (async ({ db, auth, params, effects: fx }) => {
+          const copy = await duplicateProduct(db, auth.shop.id, params.id);
+          fx.emit('order:paid', { uniqid: 'x', customer_email: 'a@b.c', total: 1, currency: 'USD' });
+          fx.mail(mailDraft('a@b.c', 'reseller_invitation', { shopName: 'S', inviteUrl: 'https://x.example/i' }));
+          if (copy) throw new Error('failed after emitting');
+          return { status: 201, data: copy };
+        }) as OperationHandler<'duplicateProduct'>,
+      },
+    });
+    try {
+      const s = await failing.createShop();
+      const { key: k } = await failing.createKey(s, ['*']);
+      const seeded = await failing.seed(s, { products: [{ title: 'P', price: '1.00' }] });
+      await failing.http
+        .post('/dev/v1/webhooks')
+        .set(bearer(k))
+        .send({ url: receiver.url, events: ['*'] });
+      const counts = async () => {
+        const n = async (table: string) =>
+          Number(
+            (
+              await sql<{ n: string }>`select count(*) as n from ${sql.table(table)} where shop_id = ${s}`.execute(
+                failing.db,
+              )
+            ).rows[0]!.n,
+          );
+        return {
+          events: await n('events'),
+          deliveries: await n('webhook_deliveries'),
+          mail: await n('outbound_emails'),
+          products: await n('products'),
+        };
+      };
+      const before = await counts();
+      const res = await failing.http.post(`/dev/v1/products/${seeded.products[0]}/duplicate`).set(bearer(k));
+      expect(res.status).toBe(500);
+      expect(await counts()).toEqual(before);
+      expect(before).toMatchObject({ events: 0, deliveries: 0, mail: 0, products: 1 });
+    } finally {
+      await failing.close();
+    }
   });
 
   test('the config default: private targets allowed on the embedded database only', () => {
