@@ -1,8 +1,8 @@
 // The mail queue (outbound_emails): rows written in the transaction of the change that sends them, claimed by the
 // mail worker with FOR UPDATE SKIP LOCKED and a lease, then settled as SENT, RECORDED (no SMTP server configured:
 // the row is the record) or FAILED, or put back in the queue for a later attempt.
-import type { Transaction } from 'kysely';
-import type { Database, OutboundEmailRow } from '../tables';
+import type { Transaction, Updateable } from 'kysely';
+import type { Database, OutboundEmailRow, OutboundEmailsTable } from '../tables';
 import { inShop, inShopForWrite, type ReadDb, type ShopRow } from './shop-scope';
 
 export async function insertEmail(
@@ -56,29 +56,21 @@ export interface EmailDelivered {
 }
 
 /** Settles a claimed message as handed on; false when the claim (`leaseUntil`) is no longer this worker's. */
-export async function markEmailSent(
+export function markEmailSent(
   trx: Transaction<Database>,
   shopId: string,
   id: string,
   leaseUntil: Date,
   outcome: EmailDelivered,
 ): Promise<boolean> {
-  const r = await inShopForWrite(trx, shopId)
-    .updateTable('outbound_emails')
-    .set({
-      status: outcome.status,
-      attempts: outcome.attempts,
-      provider_message_id: outcome.providerMessageId,
-      sent_at: outcome.sentAt,
-      last_error: null,
-      next_attempt_at: null,
-      lease_until: null,
-    })
-    .where('id', '=', id)
-    .where('status', '=', 'QUEUED')
-    .where('lease_until', '=', leaseUntil)
-    .executeTakeFirst();
-  return r.numUpdatedRows > 0n;
+  return settleClaimedEmail(trx, shopId, id, leaseUntil, {
+    status: outcome.status,
+    attempts: outcome.attempts,
+    provider_message_id: outcome.providerMessageId,
+    sent_at: outcome.sentAt,
+    last_error: null,
+    next_attempt_at: null,
+  });
 }
 
 export interface EmailAttemptFailed {
@@ -89,22 +81,32 @@ export interface EmailAttemptFailed {
 }
 
 /** Records a failed attempt: back in the queue until `nextAttemptAt`, or FAILED; false when the claim was lost. */
-export async function markEmailAttemptFailed(
+export function markEmailAttemptFailed(
   trx: Transaction<Database>,
   shopId: string,
   id: string,
   leaseUntil: Date,
   outcome: EmailAttemptFailed,
 ): Promise<boolean> {
+  return settleClaimedEmail(trx, shopId, id, leaseUntil, {
+    status: outcome.nextAttemptAt ? 'QUEUED' : 'FAILED',
+    attempts: outcome.attempts,
+    last_error: outcome.error,
+    next_attempt_at: outcome.nextAttemptAt,
+  });
+}
+
+/** The one guarded write of an attempt's outcome: only while the message is still QUEUED under this claim. */
+async function settleClaimedEmail(
+  trx: Transaction<Database>,
+  shopId: string,
+  id: string,
+  leaseUntil: Date,
+  changes: Omit<Updateable<OutboundEmailsTable>, 'id' | 'shop_id' | 'lease_until'>,
+): Promise<boolean> {
   const r = await inShopForWrite(trx, shopId)
     .updateTable('outbound_emails')
-    .set({
-      status: outcome.nextAttemptAt ? 'QUEUED' : 'FAILED',
-      attempts: outcome.attempts,
-      last_error: outcome.error,
-      next_attempt_at: outcome.nextAttemptAt,
-      lease_until: null,
-    })
+    .set({ ...changes, lease_until: null })
     .where('id', '=', id)
     .where('status', '=', 'QUEUED')
     .where('lease_until', '=', leaseUntil)

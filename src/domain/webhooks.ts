@@ -11,7 +11,7 @@ import { NotFoundError, ValidationError } from '../errors';
 import { newId } from '../ids';
 import type { Clock } from '../platform/clock';
 import type { CursorList } from '../platform/cursor-list';
-import { emitEvent } from '../platform/events';
+import { emitEvent, queuedAttempt } from '../platform/events';
 import type { ListSpec } from '../platform/list-query';
 import { isPublicAddress } from '../platform/outbound-http';
 import { endpointSecretContext, type SecretBox } from '../platform/secret-box';
@@ -246,23 +246,18 @@ export async function retryWebhookDelivery(
     return webhookAttemptView(queued);
   }
   const attemptId = newId('whl');
+  const endpoint = await endpoints.webhookEndpointById(trx, shopId, delivery.endpoint_id);
   const [attempt] = await deliveries.insertAttempts(trx, shopId, [
-    {
+    queuedAttempt({
       id: attemptId,
-      delivery_id: delivery.id,
-      endpoint_id: delivery.endpoint_id,
-      event_id: delivery.event_id,
-      event_type: logged.event_type,
-      url: (await endpoints.webhookEndpointById(trx, shopId, delivery.endpoint_id))!.url,
+      deliveryId: delivery.id,
+      endpointId: delivery.endpoint_id,
+      eventId: delivery.event_id,
+      eventType: logged.event_type,
+      url: endpoint!.url,
       attempt: delivery.attempts + 1,
-      status: 'PENDING',
-      response_status: null,
-      response_body: null,
-      duration_ms: null,
-      error: null,
-      next_retry_at: now,
-      created_at: now,
-    },
+      dueAt: now,
+    }),
   ]);
   await deliveries.updateDelivery(trx, shopId, delivery.id, {
     status: 'PENDING',

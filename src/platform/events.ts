@@ -4,6 +4,7 @@
 // (src/worker/webhook-delivery.ts), at least once, whatever happens to this process.
 import type { Transaction } from 'kysely';
 import type { Database, EventRow } from '../../db/tables';
+import type { ShopRow } from '../../db/queries/shop-scope';
 import { insertEvent } from '../../db/queries/events';
 import { endpointsSubscribedTo } from '../../db/queries/webhook-endpoints';
 import { insertAttempts, insertDeliveries } from '../../db/queries/webhook-deliveries';
@@ -70,24 +71,49 @@ async function queueDeliveries(
   await insertAttempts(
     trx,
     shopId,
-    plans.map((p) => ({
-      id: p.attemptId,
-      delivery_id: p.deliveryId,
-      endpoint_id: p.endpoint.id,
-      event_id: event.id,
-      event_type: event.type,
-      url: p.endpoint.url,
-      attempt: 1,
-      status: 'PENDING' as const,
-      response_status: null,
-      response_body: null,
-      duration_ms: null,
-      error: null,
-      next_retry_at: now,
-      created_at: now,
-    })),
+    plans.map((p) =>
+      queuedAttempt({
+        id: p.attemptId,
+        deliveryId: p.deliveryId,
+        endpointId: p.endpoint.id,
+        eventId: event.id,
+        eventType: event.type,
+        url: p.endpoint.url,
+        attempt: 1,
+        dueAt: now,
+      }),
+    ),
   );
   return plans.map((p) => p.attemptId);
+}
+
+/** The log entry of an attempt queued for `dueAt` (status PENDING): the first, a retry, or a manual one. */
+export function queuedAttempt(a: {
+  id: string;
+  deliveryId: string;
+  endpointId: string;
+  eventId: string;
+  eventType: string;
+  url: string;
+  attempt: number;
+  dueAt: Date;
+}): ShopRow<'webhook_attempts'> {
+  return {
+    id: a.id,
+    delivery_id: a.deliveryId,
+    endpoint_id: a.endpointId,
+    event_id: a.eventId,
+    event_type: a.eventType,
+    url: a.url,
+    attempt: a.attempt,
+    status: 'PENDING',
+    response_status: null,
+    response_body: null,
+    duration_ms: null,
+    error: null,
+    next_retry_at: a.dueAt,
+    created_at: a.dueAt,
+  };
 }
 
 /** Writes the events a unit of work collected (`effects.emit`) through `emitEvent`, in its transaction. */

@@ -15,7 +15,7 @@ import {
   type ClaimedDelivery,
 } from '../../db/queries/webhook-deliveries';
 import { newId } from '../ids';
-import { eventBody } from '../platform/events';
+import { eventBody, queuedAttempt } from '../platform/events';
 import { sendOutbound, type OutboundOutcome } from '../platform/outbound-http';
 import { endpointSecretContext, type SecretBox } from '../platform/secret-box';
 import { signatureHeader } from '../platform/webhook-signature';
@@ -141,22 +141,16 @@ export function webhookDeliveryJob(db: Kysely<Database>, options: WebhookDeliver
       if (nextAt) {
         nextAttemptId = newId('whl');
         await insertAttempts(trx, claim.shop_id, [
-          {
+          queuedAttempt({
             id: nextAttemptId,
-            delivery_id: claim.id,
-            endpoint_id: claim.endpoint_id,
-            event_id: claim.event_id,
-            event_type: claim.event_type,
+            deliveryId: claim.id,
+            endpointId: claim.endpoint_id,
+            eventId: claim.event_id,
+            eventType: claim.event_type,
             url: claim.url,
             attempt: attemptsMade + 1,
-            status: 'PENDING',
-            response_status: null,
-            response_body: null,
-            duration_ms: null,
-            error: null,
-            next_retry_at: nextAt,
-            created_at: now,
-          },
+            dueAt: nextAt,
+          }),
         ]);
       }
       await updateDelivery(trx, claim.shop_id, claim.id, {
