@@ -12,6 +12,10 @@ export interface ShopsTable {
   currency: string;
   status: Generated<'active' | 'suspended'>;
   enabled_payment_methods: Generated<string[]>;
+  /** Percent, up to 4 decimals. */
+  tax_rate: Generated<string>;
+  /** `true`: prices contain the tax; `false`: it is added on top. */
+  tax_inclusive: Generated<boolean>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -144,13 +148,17 @@ export interface CustomersTable {
   updated_at: Timestamp;
 }
 
+export type SerialStatus = 'available' | 'reserved' | 'claimed';
+
 export interface ProductSerialsTable {
   id: string;
   shop_id: string;
   product_id: string;
   variant_id: string | null;
   serial: string;
-  status: ColumnType<'available' | 'claimed', 'available' | 'claimed' | undefined, 'available' | 'claimed'>;
+  status: ColumnType<SerialStatus, SerialStatus | undefined, SerialStatus>;
+  /** The order item holding (reserved) or given (claimed) this serial. */
+  order_item_id: ColumnType<string | null, string | null | undefined, string | null>;
   claimed_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
   created_at: Timestamp;
 }
@@ -304,3 +312,221 @@ export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;
 export type WebhookAttemptRow = Selectable<WebhookAttemptsTable>;
 export type OutboundEmailRow = Selectable<OutboundEmailsTable>;
 export type AuditEntryRow = Selectable<AuditEntriesTable>;
+
+// Orders and what they need (migration 0007).
+type Money = ColumnType<string, string | undefined, string>;
+type Int = ColumnType<number, number | undefined, number>;
+type Bool = ColumnType<boolean, boolean | undefined, boolean>;
+export type GatewayKind = 'HOSTED' | 'CRYPTO' | 'SESSION';
+export type OrderStatus =
+  | 'PENDING'
+  | 'PROCESSING'
+  | 'PARTIAL'
+  | 'COMPLETED'
+  | 'PARTIALLY_REFUNDED'
+  | 'REFUNDED'
+  | 'DISPUTED'
+  | 'VOIDED';
+export type PaymentStatus =
+  | 'PENDING'
+  | 'PROCESSING'
+  | 'PARTIAL'
+  | 'PAID'
+  | 'FAILED'
+  | 'CANCELLED'
+  | 'PARTIALLY_REFUNDED'
+  | 'REFUNDED';
+export type ItemDeliveryStatus = 'PENDING' | 'AWAITING_FULFILLMENT' | 'DELIVERED' | 'FAILED';
+export type ProductType = ProductsTable['type'];
+
+export interface GatewaysTable {
+  id: string;
+  shop_id: string;
+  /** The identifier integrators send (`SANDBOX`, `STRIPE`, `CRYPTO`). */
+  code: string;
+  kind: GatewayKind;
+  active: Bool;
+  /** Coins or networks of a CRYPTO gateway. */
+  coins: ColumnType<string[], string[] | undefined, string[]>;
+  created_at: Timestamp;
+}
+
+export interface CouponsTable {
+  id: string;
+  shop_id: string;
+  /** Lower-cased. */
+  code: string;
+  type: 'PERCENTAGE' | 'FIXED';
+  value: string;
+  currency: string | null;
+  max_uses: number | null;
+  uses: Int;
+  expires_at: NullableTimestamp;
+  enabled: Bool;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface CouponProductsTable {
+  shop_id: string;
+  coupon_id: string;
+  product_id: string;
+}
+
+export interface AttachmentsTable {
+  id: string;
+  shop_id: string;
+  filename: string;
+  content_type: string;
+  content: Buffer;
+  created_at: Timestamp;
+}
+
+export interface ProductFilesTable {
+  shop_id: string;
+  product_id: string;
+  attachment_id: string;
+}
+
+export interface PaymentLinksTable {
+  id: string;
+  shop_id: string;
+  uniqid: string;
+  title: string;
+  product_id: string | null;
+  variant_id: string | null;
+  amount: string | null;
+  currency: string;
+  quantity: Int;
+  enabled: Bool;
+  uses: Int;
+  max_uses: number | null;
+  expires_at: NullableTimestamp;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface OrdersTable {
+  id: string;
+  shop_id: string;
+  uniqid: string;
+  kind: 'ORDER' | 'PAYMENT';
+  customer_id: string | null;
+  /** Lower-cased. */
+  customer_email: string | null;
+  affiliate_customer_id: string | null;
+  affiliate_code: string | null;
+  affiliate_link_id: string | null;
+  affiliate_discount_amount: Money;
+  currency: string;
+  status: OrderStatus;
+  status_details: string | null;
+  payment_status: PaymentStatus;
+  gateway: string | null;
+  blockchain: string | null;
+  flow_type: string | null;
+  provider_reference: string | null;
+  provider_reference_type: string | null;
+  subtotal: Money;
+  discount: Money;
+  tax: Money;
+  tax_percentage: Money;
+  tax_inclusive: Bool;
+  total: Money;
+  /** Sum of the refunds so far. */
+  refunded: Money;
+  coupon_id: string | null;
+  payment_link_id: string | null;
+  custom_fields: ColumnType<Record<string, unknown> | null, string | null, string | null>;
+  is_developer_invoice: boolean;
+  developer_title: string | null;
+  note: string | null;
+  /** When a PENDING order is voided by the expiry job. */
+  expires_at: NullableTimestamp;
+  completed_at: NullableTimestamp;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface OrderItemsTable {
+  id: string;
+  shop_id: string;
+  order_id: string;
+  position: number;
+  product_id: string | null;
+  variant_id: string | null;
+  product_title: string;
+  product_type: ProductType;
+  variant_title: string | null;
+  quantity: number;
+  unit_price: string;
+  total: string;
+  custom_fields: ColumnType<Record<string, unknown> | null, string | null, string | null>;
+  delivery_instructions: string | null;
+  delivery_instructions_label: string | null;
+  delivery_status: ColumnType<ItemDeliveryStatus, ItemDeliveryStatus | undefined, ItemDeliveryStatus>;
+  delivered_at: NullableTimestamp;
+  delivered_items: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
+  /** Units of the product's (or variant's) counted stock this item holds. */
+  reserved_stock: Int;
+  created_at: Timestamp;
+}
+
+export interface PaymentAttemptsTable {
+  id: string;
+  shop_id: string;
+  order_id: string;
+  gateway: string;
+  session_id: string | null;
+  status: 'PENDING' | 'PAID' | 'FAILED';
+  amount: string;
+  created_at: Timestamp;
+  paid_at: NullableTimestamp;
+}
+
+export interface RefundsTable {
+  id: string;
+  shop_id: string;
+  order_id: string;
+  amount: string;
+  reason: string | null;
+  created_at: Timestamp;
+}
+
+export interface DynamicDeliveriesTable {
+  id: string;
+  shop_id: string;
+  order_item_id: string;
+  url: string;
+  body: string;
+  status: DeliveryStatus;
+  attempts: Int;
+  next_attempt_at: NullableTimestamp;
+  lease_until: NullableTimestamp;
+  lease_token: string | null;
+  last_error: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface Database {
+  gateways: GatewaysTable;
+  coupons: CouponsTable;
+  coupon_products: CouponProductsTable;
+  attachments: AttachmentsTable;
+  product_files: ProductFilesTable;
+  payment_links: PaymentLinksTable;
+  orders: OrdersTable;
+  order_items: OrderItemsTable;
+  payment_attempts: PaymentAttemptsTable;
+  refunds: RefundsTable;
+  dynamic_deliveries: DynamicDeliveriesTable;
+}
+
+export type GatewayRow = Selectable<GatewaysTable>;
+export type CouponRow = Selectable<CouponsTable>;
+export type PaymentLinkRow = Selectable<PaymentLinksTable>;
+export type OrderRow = Selectable<OrdersTable>;
+export type OrderItemRow = Selectable<OrderItemsTable>;
+export type PaymentAttemptRow = Selectable<PaymentAttemptsTable>;
+export type DynamicDeliveryRow = Selectable<DynamicDeliveriesTable>;

@@ -10,6 +10,10 @@ export interface Config {
   host: string;
   /** Absolute base address used in links the API returns (doc_url, checkout_url). */
   publicUrl: string;
+  /** Base of the hosted checkout links (`{checkoutBaseUrl}/invoice/<uniqid>`); defaults to publicUrl. */
+  checkoutBaseUrl: string;
+  /** A PENDING order older than this is voided by the worker and its reserved stock released. */
+  orderTtlMinutes: number;
   databaseUrl: string | undefined;
   /** Data directory of the embedded PostgreSQL (PGlite) when DATABASE_URL is unset. */
   dataDir: string;
@@ -138,6 +142,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port,
     host,
     publicUrl,
+    checkoutBaseUrl: (url(env, 'CHECKOUT_BASE_URL', ['http:', 'https:']) ?? publicUrl).replace(/\/$/, ''),
+    orderTtlMinutes: int(env, 'ORDER_TTL_MINUTES', 60, 1, 60 * 24 * 30),
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     dataDir: resolve(env.DATA_DIR || 'data/pglite'),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),

@@ -20,7 +20,13 @@ export type IdPrefix =
   | 'whl'
   | 'eml'
   | 'aud'
-  | 'req';
+  | 'req'
+  | 'gw'
+  | 'cpn'
+  | 'att'
+  | 'plk'
+  | 'rfd'
+  | 'dyn';
 
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${uuidv7().replace(/-/g, '')}`;

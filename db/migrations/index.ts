@@ -7,6 +7,7 @@ import * as m0003 from './0003_customers_serials';
 import * as m0004 from './0004_tenancy_keys';
 import * as m0005 from './0005_outbox';
 import * as m0006 from './0006_audit';
+import * as m0007 from './0007_orders';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -15,4 +16,5 @@ export const migrations: Record<string, Migration> = {
   '0004_tenancy_keys': m0004,
   '0005_outbox': m0005,
   '0006_audit': m0006,
+  '0007_orders': m0007,
 };

@@ -285,8 +285,16 @@ async function tenancyViolations(db: Kysely<Database> | Transaction<Database>): 
     select table_name::text as table_name, is_nullable::text as is_nullable from information_schema.columns
     where table_schema = 'public' and column_name = 'shop_id'`.execute(db);
   const problems: string[] = [];
+  const withId = await sql<{ table_name: string }>`
+    select table_name::text as table_name from information_schema.columns
+    where table_schema = 'public' and column_name = 'id'`.execute(db);
+  const hasId = new Set(withId.rows.map((r) => r.table_name));
   for (const table of owned) {
-    if (!uniques.some((u) => u.table === table && u.columns === 'shop_id,id')) {
+    // A link table (no id of its own: coupon_products, product_files) is keyed by the shop and the rows it links.
+    const keyed = hasId.has(table)
+      ? uniques.some((u) => u.table === table && u.columns === 'shop_id,id')
+      : uniques.some((u) => u.table === table && u.columns.startsWith('shop_id,'));
+    if (!keyed) {
       problems.push(`${table}: no unique constraint on exactly (shop_id, id)`);
     }
     if (notNull.rows.find((r) => r.table_name === table)?.is_nullable !== 'NO') {

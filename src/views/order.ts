@@ -1,0 +1,92 @@
+// Orders (invoices) and their line items -> the contract's Order and OrderItem. Amounts are exact JSON numbers.
+import type { OrderItemRow, OrderRow } from '../../db/tables';
+import { jsonAmount } from '../platform/money';
+import { unixSeconds } from './time';
+
+/** The hosted checkout address of an invoice: `{checkoutBase}/invoice/<uniqid>`. */
+export function checkoutUrl(checkoutBase: string, uniqid: string): string {
+  return `${checkoutBase}/invoice/${uniqid}`;
+}
+
+export type OrderItemFields = Pick<
+  OrderItemRow,
+  | 'id'
+  | 'product_id'
+  | 'product_title'
+  | 'product_type'
+  | 'variant_title'
+  | 'quantity'
+  | 'unit_price'
+  | 'total'
+  | 'custom_fields'
+  | 'delivery_instructions'
+  | 'delivery_instructions_label'
+  | 'delivery_status'
+  | 'delivered_at'
+  | 'delivered_items'
+>;
+
+export function orderItemView(row: OrderItemFields) {
+  const view = {
+    id: row.id,
+    product_id: row.product_id,
+    product_title: row.product_title,
+    product_type: row.product_type,
+    variant_title: row.variant_title,
+    quantity: row.quantity,
+    unit_price: jsonAmount(row.unit_price),
+    total: jsonAmount(row.total),
+    custom_fields: row.custom_fields,
+    delivery_instructions: row.delivery_instructions,
+    delivery_instructions_label: row.delivery_instructions_label,
+    delivery_status: row.delivery_status,
+    delivered_at: row.delivered_at ? row.delivered_at.toISOString() : null,
+  };
+  return row.delivered_items ? { ...view, delivered_items: row.delivered_items } : view;
+}
+
+export function orderView(row: OrderRow, items: OrderItemFields[], checkoutBase: string) {
+  return {
+    id: row.id,
+    uniqid: row.uniqid,
+    shop_id: row.shop_id,
+    customer_id: row.customer_id,
+    affiliate_link_id: row.affiliate_link_id,
+    affiliate_customer_id: row.affiliate_customer_id,
+    affiliate_code: row.affiliate_code,
+    affiliate_discount_amount: jsonAmount(row.affiliate_discount_amount),
+    customer_email: row.customer_email,
+    currency: row.currency,
+    status: row.status,
+    status_details: row.status_details,
+    payment_status: row.payment_status,
+    gateway: row.gateway,
+    blockchain: row.blockchain,
+    apm_method: null,
+    flow_type: row.flow_type,
+    provider_reference: row.provider_reference,
+    provider_reference_type: row.provider_reference_type,
+    subtotal: jsonAmount(row.subtotal),
+    discount: jsonAmount(row.discount),
+    // One currency: the display values are the amounts themselves (exchange rate 1).
+    discount_display: jsonAmount(row.discount),
+    tax: jsonAmount(row.tax),
+    tax_percentage: jsonAmount(row.tax_percentage),
+    total: jsonAmount(row.total),
+    total_display: jsonAmount(row.total),
+    exchange_rate: 1,
+    crypto_exchange_rate: 0,
+    balance_paid_amount: 0,
+    coupon_id: row.coupon_id,
+    subscription_id: null,
+    custom_fields: row.custom_fields,
+    is_developer_invoice: row.is_developer_invoice,
+    developer_title: row.developer_title,
+    checkout_url: checkoutUrl(checkoutBase, row.uniqid),
+    items: items.map(orderItemView),
+    created_at: unixSeconds(row.created_at),
+    updated_at: unixSeconds(row.updated_at),
+  };
+}
+
+export type OrderView = ReturnType<typeof orderView>;
