@@ -58,7 +58,8 @@ export interface WebhookDeliveryOptions extends JobContext {
   random?: () => number;
 }
 
-function failureText(outcome: OutboundOutcome): string | null {
+/** Why an attempt failed, or null when the target answered with a status the caller judges. */
+export function failureText(outcome: OutboundOutcome): string | null {
   if (outcome.kind === 'refused') return `refused: ${outcome.reason}`;
   if (outcome.kind === 'error') return `${outcome.code}: ${outcome.message}`;
   if (outcome.status >= 300 && outcome.status < 400) return `redirect (${outcome.status}) not followed`;
