@@ -1,0 +1,194 @@
+// The HTML of the hosted checkout and of the sandbox gateway's page. Server-rendered, nothing loaded from another
+// host, no script: every value shown went through escapeHtml, since titles, variants and delivered content are
+// written by merchants and buyers.
+import escapeHtml from 'escape-html';
+import type { GatewayRow, OrderItemRow, OrderRow, PaymentAttemptRow } from '../../db/tables';
+import { decimalString } from '../platform/money';
+
+const e = (value: unknown): string => escapeHtml(String(value ?? ''));
+
+export function page(title: string, body: string): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${e(title)}</title>
+<style>body{font-family:system-ui,sans-serif;margin:0 auto;max-width:44rem;padding:1rem 2rem;line-height:1.5;color:#222}
+table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.3rem .5rem;border-bottom:1px solid #ddd}
+td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}.status{font-weight:600}
+form{display:inline-block;margin:.3rem .5rem .3rem 0}button{font-size:1rem;padding:.5rem 1rem;cursor:pointer}
+.delivery{border:1px solid #ddd;border-radius:.3rem;padding:.5rem 1rem;margin:.5rem 0}
+code{background:#f2f2f2;padding:.1rem .3rem;word-break:break-all}.note{color:#555}</style>
+</head><body>${body}</body></html>`;
+}
+
+export function messagePage(title: string, message: string): string {
+  return page(title, `<h1>${e(title)}</h1><p>${e(message)}</p>`);
+}
+
+const paidStatuses = new Set<OrderRow['status']>(['COMPLETED', 'PARTIALLY_REFUNDED', 'REFUNDED', 'DISPUTED']);
+
+export interface InvoicePage {
+  shopName: string;
+  order: OrderRow;
+  items: OrderItemRow[];
+  gateways: GatewayRow[];
+  latestAttempt: PaymentAttemptRow | undefined;
+  /** The invoice's own address (`/invoice/<uniqid>`), for forms and download links. */
+  path: string;
+}
+
+export function invoicePage({ shopName, order, items, gateways, latestAttempt, path }: InvoicePage): string {
+  const money = (amount: string) => `${e(decimalString(amount, order.currency))} ${e(order.currency)}`;
+  const title = order.developer_title ?? `Invoice ${order.uniqid}`;
+  const rows = items
+    .map(
+      (
+        item,
+      ) => `<tr><td>${e(item.product_title)}${item.variant_title ? ` <small>(${e(item.variant_title)})</small>` : ''}</td>
+<td class="n">${e(item.quantity)}</td><td class="n">${money(item.unit_price)}</td><td class="n">${money(item.total)}</td></tr>`,
+    )
+    .join('\n');
+  const totals = [
+    ['Subtotal', order.subtotal],
+    ['Discount', order.discount],
+    ['Tax', order.tax],
+  ]
+    .map(([label, amount]) => `<tr><td colspan="3">${label}</td><td class="n">${money(amount!)}</td></tr>`)
+    .join('\n');
+  return page(
+    `${title} · ${shopName}`,
+    `<p>${e(shopName)}</p><h1>${e(title)}</h1>
+<p>Status: <span class="status" id="status">${e(order.status)}</span></p>
+<table><thead><tr><th>Item</th><th class="n">Quantity</th><th class="n">Unit price</th><th class="n">Total</th></tr></thead>
+<tbody>${rows}</tbody><tfoot>${totals}
+<tr><th colspan="3">Total</th><th class="n" id="total">${money(order.total)}</th></tr></tfoot></table>
+${stateSection(order, items, gateways, latestAttempt, path)}`,
+  );
+}
+
+function stateSection(
+  order: OrderRow,
+  items: OrderItemRow[],
+  gateways: GatewayRow[],
+  latestAttempt: PaymentAttemptRow | undefined,
+  path: string,
+): string {
+  if (order.status === 'PENDING') {
+    const retry =
+      latestAttempt?.status === 'FAILED' ? '<p class="note">Your last payment did not go through; try again.</p>' : '';
+    if (gateways.length === 0) return `${retry}<p>This shop has no payment method available right now.</p>`;
+    const buttons = gateways
+      .map(
+        (g) => `<form method="post" action="${e(path)}/pay"><input type="hidden" name="gateway" value="${e(g.code)}">
+<button type="submit">Pay with ${e(g.code)}</button></form>`,
+      )
+      .join('\n');
+    return `<h2>Payment</h2>${retry}${buttons}`;
+  }
+  if (order.status === 'VOIDED') return '<p>This invoice has expired and can no longer be paid.</p>';
+  if (!paidStatuses.has(order.status)) return '<p>Your payment is being processed.</p>';
+  return `<h2>Your items</h2>${items.map((item) => deliverySection(item, path)).join('\n')}`;
+}
+
+function deliverySection(item: OrderItemRow, path: string): string {
+  const heading = `<h3>${e(item.product_title)}${item.variant_title ? ` (${e(item.variant_title)})` : ''}</h3>`;
+  if (item.delivery_status !== 'DELIVERED' || !item.delivered_items)
+    return `<div class="delivery">${heading}<p>Delivery: <span class="status">${
+      item.delivery_status === 'FAILED' ? 'failed' : 'pending'
+    }</span></p></div>`;
+  return `<div class="delivery">${heading}<p>Delivery: <span class="status">delivered</span></p>${deliveredContent(
+    item.delivered_items,
+    path,
+  )}</div>`;
+}
+
+/** Strings of a delivered list, whatever shape an entry has (`"X"` or `{ serial: "X" }`). */
+function texts(value: unknown, keys: readonly string[]): string[] {
+  const list = Array.isArray(value) ? value : value === undefined || value === null ? [] : [value];
+  return list.flatMap((entry) => {
+    if (typeof entry === 'string' || typeof entry === 'number') return [String(entry)];
+    if (entry && typeof entry === 'object') {
+      for (const key of keys) {
+        const v = (entry as Record<string, unknown>)[key];
+        if (typeof v === 'string') return [v];
+      }
+    }
+    return [];
+  });
+}
+
+/** Attachment ids of a delivery's files (`["att_…"]` or `[{ id | attachment_id, filename | name }]`). */
+export function deliveredFiles(delivered: Record<string, unknown> | null): { id: string; name: string }[] {
+  if (!delivered) return [];
+  const list = [delivered.files, delivered.attachments].flatMap((v) => (Array.isArray(v) ? v : []));
+  return list.flatMap((entry) => {
+    if (typeof entry === 'string') return [{ id: entry, name: entry }];
+    if (entry && typeof entry === 'object') {
+      const r = entry as Record<string, unknown>;
+      const id = typeof r.attachment_id === 'string' ? r.attachment_id : typeof r.id === 'string' ? r.id : undefined;
+      if (id === undefined) return [];
+      const name = typeof r.filename === 'string' ? r.filename : typeof r.name === 'string' ? r.name : id;
+      return [{ id, name }];
+    }
+    return [];
+  });
+}
+
+const codeKeys = ['serials', 'codes', 'keys', 'serial', 'code'] as const;
+const linkKeys = ['links', 'urls', 'link', 'url'] as const;
+const messageKeys = ['message', 'text', 'instructions'] as const;
+const shown = new Set<string>([...codeKeys, ...linkKeys, ...messageKeys, 'files', 'attachments']);
+
+function deliveredContent(delivered: Record<string, unknown>, path: string): string {
+  const parts: string[] = [];
+  for (const key of messageKeys)
+    for (const text of texts(delivered[key], ['text', 'message']))
+      parts.push(`<p class="message">${e(text).replace(/\n/g, '<br>')}</p>`);
+  const codes = codeKeys.flatMap((key) => texts(delivered[key], ['serial', 'code', 'value', 'key']));
+  if (codes.length > 0)
+    parts.push(`<ul class="codes">${codes.map((c) => `<li><code>${e(c)}</code></li>`).join('')}</ul>`);
+  const links = linkKeys.flatMap((key) => texts(delivered[key], ['url', 'href', 'link']));
+  if (links.length > 0)
+    parts.push(
+      `<ul class="links">${links
+        // Only web addresses become links: a javascript: or data: URL is shown, never followed.
+        .map((l) =>
+          /^https?:\/\//i.test(l)
+            ? `<li><a href="${e(l)}" rel="noopener noreferrer">${e(l)}</a></li>`
+            : `<li>${e(l)}</li>`,
+        )
+        .join('')}</ul>`,
+    );
+  const files = deliveredFiles(delivered);
+  if (files.length > 0)
+    parts.push(
+      `<ul class="files">${files
+        .map((f) => `<li><a href="${e(path)}/files/${e(encodeURIComponent(f.id))}" download>${e(f.name)}</a></li>`)
+        .join('')}</ul>`,
+    );
+  for (const [key, value] of Object.entries(delivered)) {
+    if (shown.has(key) || value === null || value === undefined) continue;
+    parts.push(`<p>${e(key)}: ${e(typeof value === 'string' ? value : JSON.stringify(value))}</p>`);
+  }
+  return parts.join('\n');
+}
+
+export interface SandboxPage {
+  attempt: PaymentAttemptRow;
+  currency: string;
+  /** `/sandbox/checkout/<sessionId>`. */
+  path: string;
+  invoiceUrl: string;
+}
+
+export function sandboxPage({ attempt, currency, path, invoiceUrl }: SandboxPage): string {
+  const amount = `${e(decimalString(attempt.amount, currency))} ${e(currency)}`;
+  const actions =
+    attempt.status === 'PENDING'
+      ? `<form method="post" action="${e(path)}/pay"><button type="submit">Pay</button></form>
+<form method="post" action="${e(path)}/fail"><button type="submit">Fail payment</button></form>`
+      : `<p>This session is ${e(attempt.status === 'PAID' ? 'paid' : 'failed')}. <a href="${e(invoiceUrl)}">Back to the invoice</a></p>`;
+  return page(
+    'Sandbox checkout',
+    `<p class="note">SANDBOX gateway: a test payment page, no money moves.</p>
+<h1>Pay ${amount}</h1><p>Amount: <span id="amount">${amount}</span></p>${actions}`,
+  );
+}

@@ -1,0 +1,90 @@
+// The hosted checkout as a buyer uses it, in headless Chromium: open the invoice of an order made through the API,
+// pay with SANDBOX on the gateway's page, and come back to the invoice showing the delivered serial. A screenshot of
+// that page is left in test-artifacts/checkout.png.
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import request from 'supertest';
+import { chromium, type BrowserContext } from 'playwright-core';
+import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
+
+const chromiumPath = '/usr/bin/chromium';
+const haveChromium = existsSync(chromiumPath);
+if (!haveChromium)
+  console.warn(`checkout browser test skipped: ${chromiumPath} is missing (apt-get install -y chromium)`);
+
+const artifacts = join(__dirname, '..', '..', 'test-artifacts');
+let t: TestApp;
+let server: Server;
+let base: string;
+let profile: string;
+let browser: BrowserContext | undefined;
+
+beforeAll(async () => {
+  if (!haveChromium) return;
+  // The port first: the sandbox's redirects name this server's public address.
+  server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  t = await startTestApp({ env: { PUBLIC_URL: base } });
+  server.on('request', t.app);
+  profile = mkdtempSync(join(tmpdir(), 'mdapi-chromium-'));
+  browser = await chromium.launchPersistentContext(profile, {
+    executablePath: chromiumPath,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  if (profile) rmSync(profile, { recursive: true, force: true });
+  if (server) {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+  await t?.close();
+});
+
+(haveChromium ? test : test.skip)('a buyer pays an invoice with SANDBOX and sees the serial', async () => {
+  const shopId = await t.createShop({ name: 'Serial Shop' });
+  const { key } = await t.createKey(shopId, ['*']);
+  const productId = (
+    await t.seed(shopId, {
+      products: [{ title: 'Game key', type: 'SERIALS', price: '4.99', serials: ['GAME-KEY-0001', 'GAME-KEY-0002'] }],
+      gateways: [{ code: 'SANDBOX', kind: 'SESSION' }],
+    })
+  ).products[0]!;
+  const created = await request(t.app)
+    .post('/dev/v1/orders')
+    .set(bearer(key))
+    .send({ email: 'buyer@example.com', title: 'Browser order', items: [{ product_id: productId, quantity: 1 }] });
+  expect(created.status).toBe(201);
+  const uniqid: string = created.body.data.uniqid;
+
+  const tab = await browser!.newPage();
+  await tab.goto(`${base}/invoice/${uniqid}`);
+  expect(await tab.textContent('h1')).toBe('Browser order');
+  expect(await tab.textContent('#status')).toBe('PENDING');
+
+  await Promise.all([tab.waitForURL(/\/sandbox\/checkout\/sbx_/), tab.click('text=Pay with SANDBOX')]);
+  expect(await tab.textContent('#amount')).toBe('4.99 USD');
+
+  await Promise.all([tab.waitForURL(`${base}/invoice/${uniqid}`), tab.click('button:text-is("Pay")')]);
+  expect(await tab.textContent('#status')).toBe('COMPLETED');
+  expect(await tab.textContent('.codes')).toContain('GAME-KEY-0001');
+
+  mkdirSync(artifacts, { recursive: true });
+  await tab.screenshot({ path: join(artifacts, 'checkout.png'), fullPage: true });
+  await tab.close();
+});
