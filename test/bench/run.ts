@@ -1,7 +1,8 @@
 // `npm run bench`: cold start (test/bench/cold-start.ts: `npm start` -> first 200), then throughput of an
 // authenticated cursor list through the whole stack against a bare express route doing the same work (credential
 // look-up + one keyset page of 50 + its variants) in the same run, then the idempotency latency benchmark, then
-// webhook delivery throughput of one worker (test/bench/webhook-delivery.ts, BENCH_WEBHOOK_EVENTS). Runs on
+// webhook delivery throughput of one worker (test/bench/webhook-delivery.ts, BENCH_WEBHOOK_EVENTS), then GET /orders
+// over 100,000 orders against its own bare baseline, page 1 and page 2,000 (test/bench/order-lists.ts). Runs on
 // PostgreSQL when DATABASE_URL is set (the meaningful setting), else PGlite. The tables are ANALYZEd after seeding,
 // as autovacuum would do in production (it is off on these machines; without statistics the planner scans and
 // sorts every row). The load comes from autocannon in a separate process; both servers share this one, measured
@@ -10,12 +11,6 @@
 // Prints tables; asserts nothing (these machines are shared and noisy: read the ratios, not the absolute numbers).
 // Settings: BENCH_SECONDS (10) per run, BENCH_CONNECTIONS (50), BENCH_ROUNDS (3 rounds of baseline then whole
 // stack; the medians are printed), BENCH_COLD_RUNS (3 starts per cold-start setting; 0 skips the cold start).
-import { execFile } from 'node:child_process';
-import { createServer, type Server } from 'node:http';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
-import type { AddressInfo } from 'node:net';
-import type autocannon from 'autocannon';
 import express from 'express';
 import { sql } from 'kysely';
 import { createApp } from '../../src/app';
@@ -29,68 +24,11 @@ import globalSetup from '../helpers/global-setup';
 import { createTestDatabase } from '../helpers/test-database';
 import { benchColdStart, median, printColdStart } from './cold-start';
 import { benchIdempotency } from './idempotency';
+import { connections, listen, load, rounds, seconds, summary, type Load } from './load';
+import { benchOrderLists, printOrderLists } from './order-lists';
 import { benchWebhookDelivery, printWebhookDelivery } from './webhook-delivery';
 
-const run = promisify(execFile);
-const seconds = Number(process.env.BENCH_SECONDS ?? 10);
-const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
-const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const coldRuns = Number(process.env.BENCH_COLD_RUNS ?? 3);
-
-function listen(handler: Parameters<typeof createServer>[1]): Promise<{ server: Server; url: string }> {
-  const server = createServer(handler);
-  return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () =>
-      resolve({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }),
-    ),
-  );
-}
-
-const autocannonBin = join(__dirname, '..', '..', 'node_modules', '.bin', 'autocannon');
-
-/** autocannon in a process of its own, so the load generator does not take CPU from the server it measures. */
-async function cannon(url: string, key: string, duration: number): Promise<autocannon.Result> {
-  const { stdout } = await run(
-    autocannonBin,
-    ['-j', '-c', String(connections), '-d', String(duration), '-H', `authorization=Bearer ${key}`, url],
-    {
-      maxBuffer: 64 * 1024 * 1024,
-    },
-  );
-  return JSON.parse(stdout) as autocannon.Result;
-}
-
-interface Load {
-  rps: number;
-  p50: number;
-  p99: number;
-  /** CPU time of this process (the server under test) per request served, in microseconds. */
-  cpuUs: number;
-}
-
-async function load(url: string, key: string): Promise<Load> {
-  await cannon(url, key, 2); // warm-up
-  const cpu = process.cpuUsage();
-  const r = await cannon(url, key, seconds);
-  const used = process.cpuUsage(cpu);
-  if (r.non2xx > 0 || r.errors > 0) throw new Error(`${url}: ${r.non2xx} non-2xx, ${r.errors} errors`);
-  return {
-    rps: Math.round(r.requests.average),
-    p50: r.latency.p50,
-    p99: r.latency.p99,
-    cpuUs: Math.round((used.user + used.system) / r.requests.total),
-  };
-}
-
-/** The median run of a scenario (by req/s), with the medians of its measures. */
-function summary(runs: Load[]): Load {
-  return {
-    rps: median(runs.map((r) => r.rps)),
-    p50: median(runs.map((r) => r.p50)),
-    p99: median(runs.map((r) => r.p99)),
-    cpuUs: median(runs.map((r) => r.cpuUs)),
-  };
-}
 
 async function main(): Promise<void> {
   const cold = coldRuns > 0 ? await benchColdStart(coldRuns) : undefined;
@@ -156,6 +94,7 @@ async function main(): Promise<void> {
 
     const idem = await benchIdempotency({ n: 200 });
     const hooks = await benchWebhookDelivery(db);
+    const orders = await benchOrderLists(db);
     if (cold) printColdStart(cold);
     console.log(
       `\nDatabase: ${database.kind}; ${connections} connections, ${seconds} s per run, ${rounds} round(s); ` +
@@ -182,6 +121,7 @@ async function main(): Promise<void> {
     );
     console.log(`| replay (same key) | ${idem.replay.p50_ms} | ${idem.replay.p95_ms} | ${idem.replay.mean_ms} |`);
     printWebhookDelivery(hooks, database.kind);
+    printOrderLists(orders, database.kind);
   } finally {
     await database.close();
   }

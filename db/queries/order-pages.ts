@@ -1,0 +1,49 @@
+// The order lists' two queries per page: a keyset page of the shop's invoices (all kinds, or orders alone) and the
+// line items of that page's invoices.
+import { sql } from 'kysely';
+import type { OrderItemRow } from '../tables';
+import type { Keyset } from './keyset';
+import { prepare } from './prepared';
+import { pageOf, type PageRow } from './shop-rows';
+import { inShop, type ReadDb } from './shop-scope';
+
+export type OrderPageRow = PageRow<'orders'>;
+
+/** One keyset page of the shop's invoices, orders and generic payments alike. */
+export const invoicesPage = pageOf('orders');
+
+// `kind` is a fixed condition of the orders list, not a filter of the request: as the keyset's first filter it is
+// part of the compiled shape, and it matches the leading columns of the orders_shop_kind_<sort>_idx indexes.
+const orderKind: Keyset['filters'][number] = { column: 'kind', op: '=', value: 'ORDER' };
+
+/** One keyset page of the shop's orders (invoices of kind ORDER). */
+export function ordersPage(db: ReadDb, shopId: string, keyset: Keyset): Promise<OrderPageRow[]> {
+  return invoicesPage(db, shopId, { ...keyset, filters: [orderKind, ...keyset.filters] });
+}
+
+// Runs on every list page: compiled once (prepared.ts), the page's ids bound as one array, so every page size is
+// the same SQL.
+const itemsOfOrderIds = prepare(['shopId', 'orderIds'], (db, shopId, orderIds) =>
+  inShop(db, shopId)
+    .selectFrom('order_items')
+    .selectAll()
+    .where('order_id', '=', sql<string>`any(${orderIds})`)
+    .orderBy('order_id')
+    .orderBy('position'),
+) as (db: ReadDb, shopId: string, orderIds: string[]) => Promise<OrderItemRow[]>;
+
+/** The items of the given orders, in line order, by order id (an order without items maps to none). */
+export async function itemsOfOrderPage(
+  db: ReadDb,
+  shopId: string,
+  orderIds: string[],
+): Promise<Map<string, OrderItemRow[]>> {
+  const byOrder = new Map<string, OrderItemRow[]>();
+  if (orderIds.length === 0) return byOrder;
+  for (const row of await itemsOfOrderIds(db, shopId, orderIds)) {
+    const list = byOrder.get(row.order_id);
+    if (list) list.push(row);
+    else byOrder.set(row.order_id, [row]);
+  }
+  return byOrder;
+}
