@@ -1,0 +1,24 @@
+import { createPaymentLink as createLink, togglePaymentLink as toggleLink } from '../src/domain/payment-links';
+import { createPayment as create } from '../src/domain/payments';
+import type { OperationHandler, Services } from '../src/http/handler';
+
+const deps = (services: Services) => ({
+  clock: services.clock,
+  checkoutBaseUrl: services.config.checkoutBaseUrl,
+  publicUrl: services.config.publicUrl,
+  orderTtlMinutes: services.config.orderTtlMinutes,
+});
+
+export const createPayment: OperationHandler<'createPayment'> = async ({ db, auth, body, effects, services }) => ({
+  status: 201,
+  data: await create(db, auth.shop, body, effects, deps(services)),
+});
+
+export const createPaymentLink: OperationHandler<'createPaymentLink'> = async ({ db, auth, body, services }) => ({
+  status: 201,
+  data: await createLink(db, auth.shop, body, deps(services)),
+});
+
+export const togglePaymentLink: OperationHandler<'togglePaymentLink'> = async ({ db, auth, params, services }) => ({
+  data: await toggleLink(db, auth.shop.id, params.id, deps(services)),
+});

@@ -1,0 +1,132 @@
+// Generic payments (createPayment): an invoice of an amount, with no products, paid through the hosted checkout or
+// a forced gateway.
+import Decimal from 'decimal.js';
+import type { Transaction } from 'kysely';
+import { insertOrder } from '../../db/queries/orders';
+import { insertPaymentAttempt } from '../../db/queries/payment-attempts';
+import type { Database, GatewayRow } from '../../db/tables';
+import { ValidationError } from '../errors';
+import { newId, newUniqid } from '../ids';
+import { decimalString, parseAmount } from '../platform/money';
+import type { Effects } from '../platform/unit-of-work';
+import type { Clock } from '../platform/clock';
+import { customerView } from '../views/customer';
+import { checkoutUrl } from '../views/order';
+import { paymentUrls, paymentView } from '../views/payment';
+import { customerForEmail } from './customers';
+import { adapterFor, requireActiveGateway, type GatewaySession } from './gateways';
+
+export interface PaymentDeps {
+  clock: Clock;
+  /** Base of the hosted checkout (`{checkoutBaseUrl}/invoice/<uniqid>`). */
+  checkoutBaseUrl: string;
+  /** Base of this server's own pages (the sandbox gateway's checkout). */
+  publicUrl: string;
+  orderTtlMinutes: number;
+}
+
+export interface CreatePaymentInput {
+  title: string;
+  email?: string;
+  value: number;
+  currency: string;
+  gateway?: string;
+  crypto_gateway?: string;
+}
+
+/**
+ * The JSON number as decimal text. JSON.parse has already made it a double; its shortest round-trip form is exactly
+ * the digits sent for every amount this operation can accept (at most 7 integer digits and 8 decimals: 15
+ * significant digits, within a double's 15.9), and an exponent (`1e-7`) is written out, not refused as malformed.
+ */
+function numberText(value: number): string {
+  return Number.isFinite(value) ? new Decimal(String(value)).toFixed() : String(value);
+}
+
+/** Rule 1: the coin checkout opens on must be one the forced CRYPTO gateway settles. */
+function cryptoCoin(gateway: GatewayRow | undefined, coin: string | undefined): string | undefined {
+  if (coin === undefined) return undefined;
+  const refuse = (message: string) => new ValidationError([{ field: 'crypto_gateway', message }]);
+  if (gateway === undefined) throw refuse('needs `gateway` set to a crypto gateway of the shop');
+  if (gateway.kind !== 'CRYPTO') throw refuse(`needs a crypto gateway; ${gateway.code} is a ${gateway.kind} gateway`);
+  if (!gateway.coins.includes(coin)) {
+    throw refuse(
+      `is not a coin of ${gateway.code} (${gateway.coins.length ? gateway.coins.join(', ') : 'it has none configured'})`,
+    );
+  }
+  return coin;
+}
+
+export async function createPayment(
+  trx: Transaction<Database>,
+  shop: { id: string; currency: string },
+  input: CreatePaymentInput,
+  effects: Effects,
+  deps: PaymentDeps,
+) {
+  // Refused rather than rounded: an amount the customer would be charged differently from what was sent.
+  const total = parseAmount(numberText(input.value), 'value', { currency: input.currency, exclusiveMin: true });
+  const gateway = input.gateway === undefined ? undefined : await requireActiveGateway(trx, shop.id, input.gateway);
+  const coin = cryptoCoin(gateway, input.crypto_gateway);
+  // Before anything is written: a session gateway without an integration is refused here.
+  const adapter = gateway?.kind === 'SESSION' ? adapterFor(gateway, deps.publicUrl) : undefined;
+
+  const now = deps.clock.now();
+  const customer = input.email === undefined ? undefined : await customerForEmail(trx, shop, input.email);
+  const order = await insertOrder(trx, shop.id, {
+    id: newId('ord'),
+    uniqid: newUniqid(),
+    kind: 'PAYMENT',
+    customer_id: customer?.customer.id ?? null,
+    customer_email: customer?.customer.email ?? null,
+    affiliate_customer_id: null,
+    affiliate_code: null,
+    affiliate_link_id: null,
+    currency: input.currency,
+    status: 'PENDING',
+    status_details: null,
+    payment_status: 'PENDING',
+    gateway: gateway?.code ?? null,
+    blockchain: coin ?? null,
+    flow_type: null,
+    provider_reference: null,
+    provider_reference_type: null,
+    subtotal: total,
+    total,
+    coupon_id: null,
+    payment_link_id: null,
+    custom_fields: null,
+    is_developer_invoice: true,
+    developer_title: input.title,
+    note: null,
+    expires_at: new Date(now.getTime() + deps.orderTtlMinutes * 60_000),
+    completed_at: null,
+    created_at: now,
+    updated_at: now,
+  });
+
+  let session: GatewaySession | undefined;
+  if (adapter && gateway) {
+    session = adapter.startSession({
+      shopId: shop.id,
+      orderUniqid: order.uniqid,
+      amount: decimalString(total, order.currency),
+      currency: order.currency,
+      returnUrl: checkoutUrl(deps.checkoutBaseUrl, order.uniqid),
+    });
+    await insertPaymentAttempt(trx, shop.id, {
+      id: newId('pay'),
+      order_id: order.id,
+      gateway: gateway.code,
+      session_id: session.sessionId,
+      status: 'PENDING',
+      amount: total,
+      created_at: now,
+    });
+  }
+
+  const view = paymentView(order, paymentUrls(deps.checkoutBaseUrl, order, coin), session);
+  if (customer?.created) effects.emit('customer:created', customerView(customer.customer));
+  effects.emit('payment:created', view);
+  return view;
+}
