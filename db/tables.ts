@@ -319,23 +319,9 @@ type Int = ColumnType<number, number | undefined, number>;
 type Bool = ColumnType<boolean, boolean | undefined, boolean>;
 export type GatewayKind = 'HOSTED' | 'CRYPTO' | 'SESSION';
 export type OrderStatus =
-  | 'PENDING'
-  | 'PROCESSING'
-  | 'PARTIAL'
-  | 'COMPLETED'
-  | 'PARTIALLY_REFUNDED'
-  | 'REFUNDED'
-  | 'DISPUTED'
-  | 'VOIDED';
+  'PENDING' | 'PROCESSING' | 'PARTIAL' | 'COMPLETED' | 'PARTIALLY_REFUNDED' | 'REFUNDED' | 'DISPUTED' | 'VOIDED';
 export type PaymentStatus =
-  | 'PENDING'
-  | 'PROCESSING'
-  | 'PARTIAL'
-  | 'PAID'
-  | 'FAILED'
-  | 'CANCELLED'
-  | 'PARTIALLY_REFUNDED'
-  | 'REFUNDED';
+  'PENDING' | 'PROCESSING' | 'PARTIAL' | 'PAID' | 'FAILED' | 'CANCELLED' | 'PARTIALLY_REFUNDED' | 'REFUNDED';
 export type ItemDeliveryStatus = 'PENDING' | 'AWAITING_FULFILLMENT' | 'DELIVERED' | 'FAILED';
 export type ProductType = ProductsTable['type'];
 
@@ -530,3 +516,15 @@ export type OrderRow = Selectable<OrdersTable>;
 export type OrderItemRow = Selectable<OrderItemsTable>;
 export type PaymentAttemptRow = Selectable<PaymentAttemptsTable>;
 export type DynamicDeliveryRow = Selectable<DynamicDeliveriesTable>;
+
+/** Each shop's signing secret for dynamic-delivery callbacks, sealed (src/platform/secret-box.ts). */
+export interface DynamicDeliverySecretsTable {
+  shop_id: string;
+  purpose: ColumnType<'dynamic_delivery', 'dynamic_delivery' | undefined, never>;
+  secret: Buffer;
+  created_at: Timestamp;
+}
+
+export interface Database {
+  dynamic_delivery_secrets: DynamicDeliverySecretsTable;
+}

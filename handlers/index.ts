@@ -4,6 +4,10 @@ import type { HandlerMap } from '../src/http/handler';
 import * as account from './account';
 import * as catalog from './catalog';
 import * as customers from './customers';
+import * as orderActions from './order-actions';
+import * as orderLists from './order-lists';
+import * as orders from './orders';
+import * as payments from './payments';
 import * as security from './security';
 import * as webhooks from './webhooks';
 
@@ -44,16 +48,16 @@ export const handlers: HandlerMap = {
   deleteLicense: notImplemented,
   getLicense: notImplemented,
   updateLicense: notImplemented,
-  listInvoices: notImplemented,
-  listOrders: notImplemented,
-  createOrder: notImplemented,
-  completeOrder: notImplemented,
-  fulfillOrder: notImplemented,
-  fulfillOrderItem: notImplemented,
-  refundOrder: notImplemented,
-  createPaymentLink: notImplemented,
-  togglePaymentLink: notImplemented,
-  createPayment: notImplemented,
+  listInvoices: orderLists.listInvoices,
+  listOrders: orderLists.listOrders,
+  createOrder: orders.createOrder,
+  completeOrder: orders.completeOrder,
+  fulfillOrder: orders.fulfillOrder,
+  fulfillOrderItem: orderActions.fulfillOrderItem,
+  refundOrder: orderActions.refundOrder,
+  createPaymentLink: payments.createPaymentLink,
+  togglePaymentLink: payments.togglePaymentLink,
+  createPayment: payments.createPayment,
   getResellerProgram: notImplemented,
   updateResellerProgram: notImplemented,
   listResellerTiers: notImplemented,

@@ -11,6 +11,7 @@ import { ApiError } from './errors';
 import { accessLog } from './http/access-log';
 import { createApi } from './http/api';
 import { docsRouter } from './http/docs';
+import { checkoutRouter } from './checkout/router';
 import { sendError } from './http/errors';
 import type { HandlerMap } from './http/handler';
 import { createRateLimiter } from './http/rate-limit';
@@ -103,6 +104,7 @@ export async function createApp(options: AppOptions): Promise<express.Express> {
     }
   });
   app.use(docsRouter());
+  app.use(checkoutRouter({ db, unitOfWork, services: { config, logger, cursors, clock, secrets } }));
 
   app.use('/dev/v1', async (req: Request, res: Response, next: NextFunction) => {
     try {

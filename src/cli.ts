@@ -7,6 +7,7 @@ import { migrateToLatest } from '../db/migrate';
 import { allEmails, emailsOfShop } from '../db/queries/outbound-emails';
 import { loadConfig, ConfigError } from './config';
 import * as admin from './domain/admin';
+import { revealDynamicSecret } from './domain/dynamic-delivery';
 import { FixtureError } from './domain/fixtures';
 
 const usage = `Usage: npm run -s cli -- <command> [options] [--json]
@@ -21,6 +22,12 @@ const usage = `Usage: npm run -s cli -- <command> [options] [--json]
   emails list [--shop SHOP_ID]        the 100 newest queued, sent and recorded messages
   webhook create --shop SHOP_ID --url URL [--events order:paid,order:created] [--description TEXT]
                                       (all events when --events is left out; prints the secret once)
+  gateway set --shop SHOP_ID --code CODE --kind HOSTED|CRYPTO|SESSION [--coins BTC,ETH] [--inactive]
+  gateway list --shop SHOP_ID
+  tax set --shop SHOP_ID --rate 20 [--inclusive]
+  coupon create --shop SHOP_ID --code CODE --type PERCENTAGE|FIXED --value 10 [--currency USD]
+                [--max-uses N] [--expires 2027-01-01T00:00:00Z] [--products PROD_ID,PROD_ID]
+  dynamic-secret --shop SHOP_ID       the secret signing the shop's dynamic-delivery requests
   demo
 `;
 
@@ -61,6 +68,17 @@ async function run(argv: string[], database: () => Promise<DatabaseHandle>): Pro
       url: { type: 'string' },
       events: { type: 'string' },
       description: { type: 'string' },
+      code: { type: 'string' },
+      kind: { type: 'string' },
+      coins: { type: 'string' },
+      inactive: { type: 'boolean' },
+      rate: { type: 'string' },
+      inclusive: { type: 'boolean' },
+      type: { type: 'string' },
+      value: { type: 'string' },
+      'max-uses': { type: 'string' },
+      expires: { type: 'string' },
+      products: { type: 'string' },
     },
   });
   const command = positionals.join(' ');
@@ -74,6 +92,11 @@ async function run(argv: string[], database: () => Promise<DatabaseHandle>): Pro
     'seed',
     'emails list',
     'webhook create',
+    'gateway set',
+    'gateway list',
+    'tax set',
+    'coupon create',
+    'dynamic-secret',
     'demo',
   ];
   if (!known.includes(command)) throw new UsageError(command ? `Unknown command "${command}"` : 'No command given');
@@ -183,9 +206,65 @@ async function run(argv: string[], database: () => Promise<DatabaseHandle>): Pro
           text: `Created webhook endpoint ${endpoint.id} for ${endpoint.events.join(',')} -> ${endpoint.url}\nSigning secret (shown only now): ${endpoint.secret}`,
         };
       }
+      case 'dynamic-secret': {
+        const r = await revealDynamicSecret(db, loadConfig().webhookSecretsKey, required(values, 'shop'));
+        return { json: r, text: `Dynamic-delivery signing secret of ${r.shop_id}: ${r.secret}` };
+      }
+      case 'gateway set': {
+        const gateway = await admin.setGateway(db, {
+          shopId: required(values, 'shop'),
+          code: required(values, 'code'),
+          kind: required(values, 'kind'),
+          coins: values.coins,
+          inactive: values.inactive,
+        });
+        return {
+          json: gateway,
+          text: `Gateway ${gateway.code} (${gateway.kind}${gateway.coins.length ? `: ${gateway.coins.join(',')}` : ''}) is ${gateway.active ? 'active' : 'inactive'}`,
+        };
+      }
+      case 'gateway list': {
+        const gateways = await admin.listGateways(db, required(values, 'shop'));
+        return {
+          json: gateways,
+          text: gateways.length
+            ? table(
+                ['code', 'kind', 'active', 'coins'],
+                gateways.map((g) => [g.code, g.kind, String(g.active), g.coins.join(',')]),
+              )
+            : '(no gateways)',
+        };
+      }
+      case 'tax set': {
+        const tax = await admin.setTax(db, {
+          shopId: required(values, 'shop'),
+          rate: required(values, 'rate'),
+          inclusive: values.inclusive === true,
+        });
+        return {
+          json: tax,
+          text: `Shop ${tax.shop_id}: tax ${tax.rate}% ${tax.inclusive ? 'included in prices' : 'added on top'}`,
+        };
+      }
+      case 'coupon create': {
+        const coupon = await admin.createCoupon(db, {
+          shopId: required(values, 'shop'),
+          code: required(values, 'code'),
+          type: required(values, 'type'),
+          value: required(values, 'value'),
+          currency: values.currency,
+          maxUses: values['max-uses'],
+          expires: values.expires,
+          products: values.products,
+        });
+        return { json: coupon, text: `Created coupon ${coupon.code} (${coupon.id})` };
+      }
       default: {
-        const demo = await admin.createDemo(db);
-        return { json: demo, text: `Demo shop ${demo.shop_id}\nFull-access key (shown only now): ${demo.key}` };
+        const demo = await admin.createDemo(db, { checkoutBaseUrl: loadConfig().checkoutBaseUrl });
+        return {
+          json: demo,
+          text: `Demo shop ${demo.shop_id}\nFull-access key (shown only now): ${demo.key}\nPending order to pay: ${demo.checkout_url}`,
+        };
       }
     }
   } finally {

@@ -254,6 +254,11 @@ export const errorCatalog = {
     message: 'The coupon has been used its maximum number of times.',
     doc: 'The coupon reached `max_uses`.',
   },
+  BUYER_BLOCKED: {
+    status: 400,
+    message: 'The buyer is blacklisted by the shop.',
+    doc: 'The buyer email belongs to a customer the shop has blacklisted; no order is created.',
+  },
   ORDER_NOT_PENDING: {
     status: 400,
     message: 'The order is not pending.',

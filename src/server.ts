@@ -43,7 +43,7 @@ async function main(): Promise<void> {
   let demo: Awaited<ReturnType<typeof import('./domain/admin').createDemo>> | undefined;
   if (config.seedDemo && (await shopCount(database.db)) === 0) {
     const { createDemo } = require('./domain/admin') as typeof import('./domain/admin');
-    demo = await createDemo(database.db);
+    demo = await createDemo(database.db, { checkoutBaseUrl: config.checkoutBaseUrl });
   }
 
   const redis = config.redisUrl
@@ -82,7 +82,8 @@ async function main(): Promise<void> {
       `\nCreated a demo shop (${demo.shop_id}) with sample products. Its full-access API key, shown only now:`,
     );
     console.log(`  ${demo.key}`);
-    console.log(`Try: curl -H "Authorization: Bearer ${demo.key}" ${base}/dev/v1/me\n`);
+    console.log(`Try: curl -H "Authorization: Bearer ${demo.key}" ${base}/dev/v1/me`);
+    console.log(`A sample pending order to pay with the SANDBOX gateway: ${demo.checkout_url}\n`);
   } else {
     console.log('  Create an API key with: npm run -s cli -- key create --shop <shop id> --scopes "*"\n');
   }

@@ -151,7 +151,15 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       db,
     );
   }
-  for (const column of ['status', 'payment_status', 'customer_email', 'customer_id', 'gateway', 'currency', 'coupon_id']) {
+  for (const column of [
+    'status',
+    'payment_status',
+    'customer_email',
+    'customer_id',
+    'gateway',
+    'currency',
+    'coupon_id',
+  ]) {
     await sql`create index ${sql.raw(`orders_shop_${column}_created_idx`)} on orders (shop_id, ${sql.ref(column)}, created_at, id)`.execute(
       db,
     );

@@ -8,6 +8,7 @@ import * as m0004 from './0004_tenancy_keys';
 import * as m0005 from './0005_outbox';
 import * as m0006 from './0006_audit';
 import * as m0007 from './0007_orders';
+import * as m0008 from './0008_dynamic_delivery_secret';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -17,4 +18,5 @@ export const migrations: Record<string, Migration> = {
   '0005_outbox': m0005,
   '0006_audit': m0006,
   '0007_orders': m0007,
+  '0008_dynamic_delivery_secret': m0008,
 };

@@ -58,20 +58,17 @@ export async function accountOfCredential(
   db: ReadDb,
   shopId: string,
   credentialId: string,
-): Promise<
-  | { credential: Pick<Credential, 'name'>; shop: Pick<Shop, 'name' | 'enabled_payment_methods' | 'created_at'> }
-  | undefined
-> {
+): Promise<{ credential: Pick<Credential, 'name'>; shop: Pick<Shop, 'name' | 'created_at'> } | undefined> {
   const row = await inShop(db, shopId)
     .selectFrom('credentials as c')
     .innerJoin('shops as s', 's.id', 'c.shop_id')
-    .select(['c.name', 's.name as shop_name', 's.enabled_payment_methods', 's.created_at'])
+    .select(['c.name', 's.name as shop_name', 's.created_at'])
     .where('c.id', '=', credentialId)
     .executeTakeFirst();
   if (!row) return undefined;
   return {
     credential: { name: row.name },
-    shop: { name: row.shop_name, enabled_payment_methods: row.enabled_payment_methods, created_at: row.created_at },
+    shop: { name: row.shop_name, created_at: row.created_at },
   };
 }
 

@@ -37,3 +37,8 @@ export async function upsertGateway(
     .returningAll()
     .executeTakeFirstOrThrow();
 }
+
+/** All of the shop's gateways, active or not, by code. */
+export async function gatewaysOfShop(db: ReadDb, shopId: string): Promise<GatewayRow[]> {
+  return inShop(db, shopId).selectFrom('gateways').selectAll().orderBy('code').execute();
+}

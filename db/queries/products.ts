@@ -96,3 +96,66 @@ export async function setProductStock(
     .where('id', '=', id)
     .execute();
 }
+
+/**
+ * The products, locked in id order (every writer that locks several products takes them in this order, so two
+ * orders over the same products never deadlock).
+ */
+export async function productsByIdsForUpdate(
+  trx: Transaction<Database>,
+  shopId: string,
+  ids: readonly string[],
+): Promise<Map<string, ProductRow>> {
+  if (ids.length === 0) return new Map();
+  const rows = await inShop(trx, shopId)
+    .selectFrom('products')
+    .selectAll()
+    .where('id', 'in', ids)
+    .orderBy('id')
+    .forUpdate()
+    .execute();
+  return new Map(rows.map((r) => [r.id, r]));
+}
+
+/** Changes a counted stock (product or variant; -1 means unlimited and is left alone) by `delta`. */
+export async function adjustStock(
+  trx: Transaction<Database>,
+  shopId: string,
+  target: { productId: string; variantId: string | null },
+  delta: number,
+): Promise<void> {
+  if (delta === 0) return;
+  const scope = inShopForWrite(trx, shopId);
+  if (target.variantId !== null) {
+    await scope
+      .updateTable('product_variants')
+      .set((eb) => ({ stock: sql<number>`${eb.ref('stock')} + ${delta}` }))
+      .where('id', '=', target.variantId)
+      .where('stock', '<>', -1)
+      .execute();
+  } else {
+    await scope
+      .updateTable('products')
+      .set((eb) => ({ stock: sql<number>`${eb.ref('stock')} + ${delta}`, updated_at: sql<Date>`now()` }))
+      .where('id', '=', target.productId)
+      .where('stock', '<>', -1)
+      .execute();
+  }
+}
+
+/** The files a FILE product delivers. */
+export async function productFiles(
+  db: ReadDb,
+  shopId: string,
+  productId: string,
+): Promise<{ attachment_id: string; filename: string }[]> {
+  return inShop(db, shopId)
+    .selectFrom('product_files as pf')
+    .innerJoin('attachments as a', (join) =>
+      join.onRef('a.shop_id', '=', 'pf.shop_id').onRef('a.id', '=', 'pf.attachment_id'),
+    )
+    .select(['pf.attachment_id', 'a.filename'])
+    .where('pf.product_id', '=', productId)
+    .orderBy('a.filename')
+    .execute();
+}

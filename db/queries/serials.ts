@@ -82,3 +82,85 @@ export async function serialsOfProduct(db: ReadDb, shopId: string, productId: st
     .orderBy('id')
     .execute();
 }
+
+/**
+ * Reserves `n` available serials of the product (and variant) for an order item, oldest first; returns how many it
+ * reserved. Callers hold the product's row lock, so concurrent orders reserve one after another.
+ */
+export async function reserveSerials(
+  trx: Transaction<Database>,
+  shopId: string,
+  productId: string,
+  variantId: string | null,
+  orderItemId: string,
+  n: number,
+): Promise<number> {
+  const taken = inShop(trx, shopId)
+    .selectFrom('product_serials')
+    .select('id')
+    .where('product_id', '=', productId)
+    .where((eb) => (variantId === null ? eb('variant_id', 'is', null) : eb('variant_id', '=', variantId)))
+    .where('status', '=', 'available')
+    .orderBy('created_at')
+    .orderBy('id')
+    .limit(n)
+    .forUpdate();
+  const result = await inShopForWrite(trx, shopId)
+    .updateTable('product_serials')
+    .set({ status: 'reserved', order_item_id: orderItemId })
+    .where('id', 'in', taken)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+/** Available serials of the product (and variant). */
+export async function availableSerialCountOf(
+  db: ReadDb,
+  shopId: string,
+  productId: string,
+  variantId: string | null,
+): Promise<number> {
+  const row = await inShop(db, shopId)
+    .selectFrom('product_serials')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('product_id', '=', productId)
+    .where((eb) => (variantId === null ? eb('variant_id', 'is', null) : eb('variant_id', '=', variantId)))
+    .where('status', '=', 'available')
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** Hands the item's reserved serials to the buyer: claimed now; returns their values, oldest first. */
+export async function claimReservedSerials(
+  trx: Transaction<Database>,
+  shopId: string,
+  orderItemId: string,
+  now: Date,
+): Promise<string[]> {
+  const rows = await inShopForWrite(trx, shopId)
+    .updateTable('product_serials')
+    .set({ status: 'claimed', claimed_at: now })
+    .where('order_item_id', '=', orderItemId)
+    .where('status', '=', 'reserved')
+    .returning(['serial', 'created_at', 'id'])
+    .execute();
+  return rows
+    .sort((a, b) => a.created_at.getTime() - b.created_at.getTime() || (a.id < b.id ? -1 : 1))
+    .map((r) => r.serial);
+}
+
+/** Gives the serials reserved by these items back (an order voided unpaid); returns how many. */
+export async function releaseReservedSerials(
+  trx: Transaction<Database>,
+  shopId: string,
+  orderItemIds: readonly string[],
+): Promise<number> {
+  if (orderItemIds.length === 0) return 0;
+  const result = await inShopForWrite(trx, shopId)
+    .updateTable('product_serials')
+    .set({ status: 'available', order_item_id: null })
+    .where('order_item_id', 'in', orderItemIds)
+    .where('status', '=', 'reserved')
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}

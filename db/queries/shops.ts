@@ -34,3 +34,17 @@ export async function shopCount(db: Kysely<Database>): Promise<number> {
     .executeTakeFirstOrThrow();
   return Number(row.n);
 }
+
+/** Sets the shop's tax rate (percent) and whether prices contain it; undefined when there is no such shop. */
+export async function updateShopTax(
+  db: Kysely<Database>,
+  id: string,
+  tax: { rate: string; inclusive: boolean },
+): Promise<Shop | undefined> {
+  return db
+    .updateTable('shops')
+    .set({ tax_rate: tax.rate, tax_inclusive: tax.inclusive, updated_at: new Date() })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst();
+}

@@ -1,6 +1,7 @@
 // The account and capabilities views of the authenticated credential. Authentication loads only what every
 // request needs (src/auth/authenticate.ts); these two views read the rest of the account themselves.
 import { accountOfCredential } from '../../db/queries/credentials';
+import { activeGateways } from '../../db/queries/gateways';
 import type { ReadDb } from '../../db/queries/shop-scope';
 import type { AuthContext } from '../auth/authenticate';
 import { fullAccessScope, resourceGroups } from '../auth/scopes';
@@ -22,12 +23,13 @@ export async function accountOf(db: ReadDb, auth: AuthContext) {
 export async function capabilitiesOf(db: ReadDb, auth: AuthContext) {
   const { credential, shop } = auth;
   const more = await details(db, auth);
+  const gateways = await activeGateways(db, auth.shop.id);
   return {
     scopes: credential.scopes,
     full_access: credential.scopes.includes(fullAccessScope),
     readable_resources: resourceGroups(credential.scopes, 'read'),
     writable_resources: resourceGroups(credential.scopes, 'write'),
-    enabledPaymentMethods: more.shop.enabled_payment_methods,
+    enabledPaymentMethods: gateways.map((g) => g.code),
     features: planFeatures[shop.plan],
     credential: { id: credential.id, kind: credential.kind, name: more.credential.name, client: null },
     plan: shop.plan,

@@ -1,6 +1,10 @@
-// Operator actions behind the CLI (and the first-run demo): shops, API keys, fixtures.
-import type { Kysely } from 'kysely';
-import type { Database, Shop } from '../../db/tables';
+// Operator actions behind the CLI (and the first-run demo): shops, API keys, fixtures, gateways, tax, coupons.
+import Decimal from 'decimal.js';
+import type { Kysely, Transaction } from 'kysely';
+import type { Database, GatewayKind, GatewayRow, Shop } from '../../db/tables';
+import { couponByCode, insertCoupon } from '../../db/queries/coupons';
+import { gatewaysOfShop, upsertGateway } from '../../db/queries/gateways';
+import { productById } from '../../db/queries/products';
 import * as credentials from '../../db/queries/credentials';
 import * as shops from '../../db/queries/shops';
 import { generateCredential } from '../auth/credentials';
@@ -8,10 +12,15 @@ import { knownScopes, scopePattern } from '../auth/scopes';
 import { loadConfig, plans, type Config, type Plan } from '../config';
 import { ValidationError } from '../errors';
 import { systemClock } from '../platform/clock';
+import { parseAmount } from '../platform/money';
 import { loadSecretBox } from '../platform/secret-box';
 import { createWebhook, webhookEventTypes, type WebhookDeps } from './webhooks';
+import { addSandboxGateway } from './gateways';
 import { newId } from '../ids';
 import { parseFixtures, seedFixtures, type Fixtures } from './fixtures';
+
+import { createOrder } from './orders';
+import { Effects } from '../platform/unit-of-work';
 
 export class AdminError extends Error {}
 
@@ -24,7 +33,12 @@ export async function createShop(
   const currency = (input.currency ?? 'USD').toUpperCase();
   if (!/^[A-Z]{3}$/.test(currency)) throw new AdminError('--currency must be a three-letter ISO 4217 code');
   if (!input.name.trim()) throw new AdminError('--name must not be empty');
-  return shops.insertShop(db, { id: newId('shop'), name: input.name.trim(), plan, currency });
+  const create = async (trx: Transaction<Database>) => {
+    const shop = await shops.insertShop(trx, { id: newId('shop'), name: input.name.trim(), plan, currency });
+    await addSandboxGateway(trx, shop.id);
+    return shop;
+  };
+  return db.isTransaction ? create(db as Transaction<Database>) : db.transaction().execute(create);
 }
 
 export async function setShopStatus(db: Kysely<Database>, id: string, status: Shop['status']): Promise<Shop> {
@@ -133,17 +147,169 @@ export const demoFixtures: Fixtures = {
         { title: 'Team (5 seats)', price: '199.00' },
       ],
     },
+    {
+      title: 'Game Key',
+      type: 'SERIALS',
+      price: '14.99',
+      description: 'A key for the demo game, delivered at once.',
+      serials: Array.from({ length: 25 }, (_, i) => `DEMO-GAME-${String(i + 1).padStart(4, '0')}`),
+    },
     { title: 'Design Assets Pack', type: 'FILE', price: '19.99', description: 'Icons and templates.' },
     { title: 'Setup Consultation', type: 'SERVICE', price: '120.00', description: 'A one-hour call.', stock: 10 },
   ],
 };
 
-/** A demo shop with sample products and a full-access key. */
-export async function createDemo(db: Kysely<Database>) {
+/**
+ * A demo shop with sample products, a full-access key and one pending order of the Game Key, so a newcomer can open
+ * its checkout link and pay it with the SANDBOX gateway (the order waits a week instead of ORDER_TTL_MINUTES).
+ */
+export async function createDemo(db: Kysely<Database>, options: { checkoutBaseUrl?: string } = {}) {
   return db.transaction().execute(async (trx) => {
     const shop = await createShop(trx, { name: 'Demo Shop', plan: 'business', currency: 'USD' });
     const seeded = await seedFixtures(trx, shop, demoFixtures);
     const key = await createApiKey(trx, { shopId: shop.id, scopes: ['*'], name: 'demo' });
-    return { shop_id: shop.id, key: key.key, key_id: key.id, products: seeded.products };
+    const gameKey = seeded.products[demoFixtures.products!.findIndex((p) => p.title === 'Game Key')]!;
+    const order = await createOrder(
+      trx,
+      shop.id,
+      { email: 'buyer@example.com', title: 'Demo order', items: [{ product_id: gameKey, quantity: 1 }] },
+      new Effects(),
+      { clock: systemClock, checkoutBaseUrl: options.checkoutBaseUrl ?? '', orderTtlMinutes: 7 * 24 * 60 },
+    );
+    return {
+      shop_id: shop.id,
+      key: key.key,
+      key_id: key.id,
+      products: seeded.products,
+      order_id: order.id,
+      checkout_url: order.checkout_url,
+    };
   });
+}
+
+async function shopOrFail(db: Kysely<Database>, shopId: string): Promise<Shop> {
+  const shop = await shops.shopById(db, shopId);
+  if (!shop) throw new AdminError(`No shop with id ${shopId}`);
+  return shop;
+}
+
+const gatewayKinds = ['HOSTED', 'CRYPTO', 'SESSION'] as const;
+const identifier = /^[A-Z][A-Z0-9_]{0,63}$/;
+
+/** `gateway set`: adds the shop's gateway or replaces its kind, coins and active flag. */
+export async function setGateway(
+  db: Kysely<Database>,
+  input: { shopId: string; code: string; kind?: string; coins?: string; inactive?: boolean },
+) {
+  const code = input.code.toUpperCase();
+  if (!identifier.test(code)) throw new AdminError('CODE must be letters, digits and _ (e.g. SANDBOX, STRIPE)');
+  const kind = input.kind?.toUpperCase() as GatewayKind | undefined;
+  if (!kind || !gatewayKinds.includes(kind)) throw new AdminError(`--kind must be one of ${gatewayKinds.join(', ')}`);
+  const coins = (input.coins ?? '')
+    .split(',')
+    .map((c) => c.trim().toUpperCase())
+    .filter(Boolean);
+  if (coins.some((c) => !identifier.test(c)))
+    throw new AdminError('--coins must be identifiers such as BTC,USDT_TRC20');
+  if (coins.length > 0 && kind !== 'CRYPTO') throw new AdminError('--coins is only for a CRYPTO gateway');
+  await shopOrFail(db, input.shopId);
+  const row = await db.transaction().execute((trx) =>
+    upsertGateway(trx, input.shopId, {
+      id: newId('gw'),
+      code,
+      kind,
+      coins: [...new Set(coins)],
+      active: !input.inactive,
+    }),
+  );
+  return gatewayJson(row);
+}
+
+function gatewayJson(row: GatewayRow) {
+  return { code: row.code, kind: row.kind, active: row.active, coins: row.coins };
+}
+
+/** `gateway list`: all of the shop's gateways, active or not. */
+export async function listGateways(db: Kysely<Database>, shopId: string) {
+  await shopOrFail(db, shopId);
+  return (await gatewaysOfShop(db, shopId)).map(gatewayJson);
+}
+
+/** `tax set`: the shop's tax rate (percent, up to 4 decimals) and whether prices contain it. */
+export async function setTax(db: Kysely<Database>, input: { shopId: string; rate: string; inclusive: boolean }) {
+  if (!/^(100(\.0{1,4})?|[0-9]{1,2}(\.[0-9]{1,4})?)$/.test(input.rate)) {
+    throw new AdminError('the rate must be a percentage from 0 to 100 with at most 4 decimals, e.g. 20 or 7.5');
+  }
+  const shop = await shops.updateShopTax(db, input.shopId, { rate: input.rate, inclusive: input.inclusive });
+  if (!shop) throw new AdminError(`No shop with id ${input.shopId}`);
+  return { shop_id: shop.id, rate: input.rate, inclusive: shop.tax_inclusive };
+}
+
+/** `coupon create`: a coupon of the shop, optionally limited to some of its products. */
+export async function createCoupon(
+  db: Kysely<Database>,
+  input: {
+    shopId: string;
+    code: string;
+    type?: string;
+    value?: string;
+    currency?: string;
+    maxUses?: string;
+    expires?: string;
+    products?: string;
+  },
+) {
+  const shop = await shopOrFail(db, input.shopId);
+  const code = input.code.toLowerCase();
+  if (!/^[a-z0-9_-]{1,64}$/.test(code)) throw new AdminError('the code must be 1 to 64 letters, digits, _ or -');
+  const type = input.type?.toUpperCase();
+  if (type !== 'PERCENTAGE' && type !== 'FIXED') throw new AdminError('--type must be PERCENTAGE or FIXED');
+  if (type === 'PERCENTAGE' && input.currency) throw new AdminError('--currency is only for a FIXED coupon');
+  const currency = type === 'FIXED' ? (input.currency ?? shop.currency).toUpperCase() : null;
+  let value: string;
+  try {
+    value = parseAmount(input.value ?? '', 'value', {
+      ...(currency ? { currency } : {}),
+      exclusiveMin: true,
+    });
+  } catch (err) {
+    if (err instanceof ValidationError) throw new AdminError(`--value ${err.details?.[0]?.message ?? 'is invalid'}`);
+    throw err;
+  }
+  if (type === 'PERCENTAGE' && new Decimal(value).gt(100))
+    throw new AdminError('--value of a PERCENTAGE coupon is at most 100');
+  const maxUses = input.maxUses === undefined ? null : Number(input.maxUses);
+  if (maxUses !== null && !(Number.isInteger(maxUses) && maxUses >= 1 && maxUses <= 2147483647)) {
+    throw new AdminError('--max-uses must be a whole number of at least 1');
+  }
+  const expires = input.expires === undefined ? null : new Date(input.expires);
+  if (expires !== null && Number.isNaN(expires.getTime())) throw new AdminError('--expires must be an ISO 8601 time');
+  const productIds = (input.products ?? '')
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean);
+  for (const id of productIds) {
+    if (!(await productById(db, shop.id, id))) throw new AdminError(`No product ${id} in shop ${shop.id}`);
+  }
+  if (await couponByCode(db, shop.id, code)) throw new AdminError(`The shop already has a coupon ${code}`);
+  const row = await db
+    .transaction()
+    .execute((trx) =>
+      insertCoupon(
+        trx,
+        shop.id,
+        { id: newId('cpn'), code, type, value, currency, max_uses: maxUses, expires_at: expires },
+        productIds,
+      ),
+    );
+  return {
+    id: row.id,
+    code: row.code,
+    type: row.type,
+    value,
+    currency: row.currency,
+    max_uses: row.max_uses,
+    expires_at: row.expires_at?.toISOString() ?? null,
+    products: [...new Set(productIds)],
+  };
 }

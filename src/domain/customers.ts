@@ -1,5 +1,7 @@
 // Customer rules: the list's allow-list of filters and sorts, the affiliate summary, new customer rows.
+import type { Transaction } from 'kysely';
 import type { ReadDb } from '../../db/queries/shop-scope';
+import type { CustomerRow, Database } from '../../db/tables';
 import * as customers from '../../db/queries/customers';
 import { NotFoundError } from '../errors';
 import { newId } from '../ids';
@@ -102,4 +104,22 @@ export function newCustomerRow(shop: { currency: string }, input: NewCustomerInp
         ? { updated_at: input.created_at }
         : {}),
   };
+}
+
+/**
+ * The shop's customer with this email, created (empty wallet in the shop currency) when there is none. `created`
+ * says whether this call made it, for the caller's `customer:created`. A concurrent creator's row is reused: the
+ * insert waits for it and does nothing, and the locked read then sees it.
+ */
+export async function customerForEmail(
+  trx: Transaction<Database>,
+  shop: { id: string; currency: string },
+  email: string,
+): Promise<{ customer: CustomerRow; created: boolean }> {
+  const lower = email.toLowerCase();
+  const inserted = await customers.insertCustomerIfAbsent(trx, shop.id, newCustomerRow(shop, { email: lower }));
+  if (inserted) return { customer: inserted, created: true };
+  const found = await customers.customerByEmailForUpdate(trx, shop.id, lower);
+  if (!found) throw new Error(`customer ${lower} vanished between insert and read`);
+  return { customer: found, created: false };
 }

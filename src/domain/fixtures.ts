@@ -11,6 +11,13 @@ import { insertCustomers, setReferrer } from '../../db/queries/customers';
 import { insertSerials } from '../../db/queries/serials';
 import { newId, newUniqid } from '../ids';
 import { newCustomerRow, type NewCustomerInput } from './customers';
+import Decimal from 'decimal.js';
+import type { GatewayKind } from '../../db/tables';
+import { insertAttachment } from '../../db/queries/attachments';
+import { insertCoupon } from '../../db/queries/coupons';
+import { upsertGateway } from '../../db/queries/gateways';
+import { addProductFiles } from '../../db/queries/product-files';
+import { updateShopTax } from '../../db/queries/shops';
 
 const decimal = { type: 'string', pattern: '^(0|[1-9][0-9]{0,11})(\\.[0-9]{1,8})?$' };
 
@@ -64,8 +71,81 @@ export const fixtureSchema = {
             uniqueItems: true,
             items: { type: 'string', minLength: 1, maxLength: 4096 },
           },
+          // Files a FILE product delivers (text content; stored as attachments).
+          files: {
+            type: 'array',
+            maxItems: 100,
+            items: {
+              type: 'object',
+              additionalProperties: false,
+              required: ['filename', 'content'],
+              properties: {
+                filename: { type: 'string', minLength: 1, maxLength: 255 },
+                content_type: { type: 'string', pattern: '^[a-z]+/[A-Za-z0-9.+-]+', maxLength: 255 },
+                content: { type: 'string', maxLength: 1048576 },
+              },
+            },
+          },
+          // Where a DYNAMIC product's delivery request goes.
+          dynamic_webhook: { type: 'string', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://', maxLength: 2048 },
         },
-        dependentSchemas: { serials: { required: ['type'], properties: { type: { const: 'SERIALS' } } } },
+        dependentSchemas: {
+          serials: { required: ['type'], properties: { type: { const: 'SERIALS' } } },
+          files: { required: ['type'], properties: { type: { const: 'FILE' } } },
+          dynamic_webhook: { required: ['type'], properties: { type: { const: 'DYNAMIC' } } },
+        },
+      },
+    },
+    // The shop's payment gateways (added, or replaced by code; a new shop already has SANDBOX).
+    gateways: {
+      type: 'array',
+      maxItems: 100,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['code', 'kind'],
+        properties: {
+          code: { type: 'string', pattern: '^[A-Z][A-Z0-9_]{0,63}$' },
+          kind: { enum: ['HOSTED', 'CRYPTO', 'SESSION'] },
+          coins: {
+            type: 'array',
+            maxItems: 100,
+            uniqueItems: true,
+            items: { type: 'string', pattern: '^[A-Z][A-Z0-9_]{0,63}$' },
+          },
+          active: { type: 'boolean' },
+        },
+        dependentSchemas: { coins: { properties: { kind: { const: 'CRYPTO' } } } },
+      },
+    },
+    tax: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['rate'],
+      properties: {
+        rate: { type: 'string', pattern: '^(100(\\.0{1,4})?|[0-9]{1,2}(\\.[0-9]{1,4})?)$' },
+        inclusive: { type: 'boolean' },
+      },
+    },
+    coupons: {
+      type: 'array',
+      maxItems: 1000,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['code', 'type', 'value'],
+        properties: {
+          code: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' },
+          type: { enum: ['PERCENTAGE', 'FIXED'] },
+          value: decimal,
+          currency: { type: 'string', pattern: '^[A-Z]{3}$' },
+          max_uses: { type: 'integer', minimum: 1, maximum: 2147483647 },
+          uses: { type: 'integer', minimum: 0, maximum: 2147483647 },
+          expires_at: { type: 'string', format: 'date-time' },
+          enabled: { type: 'boolean' },
+          // Titles of products of this file the coupon is limited to (none: every product).
+          products: { type: 'array', maxItems: 1000, uniqueItems: true, items: { type: 'string', minLength: 1 } },
+        },
       },
     },
     // Webhook endpoints; each gets a new signing secret, returned once by `seed`.
@@ -141,6 +221,30 @@ export interface ProductFixture {
   variants?: { title: string; price: string; stock?: number }[];
   /** SERIALS products only; stock becomes their count. */
   serials?: string[];
+  /** FILE products only. */
+  files?: { filename: string; content_type?: string; content: string }[];
+  /** DYNAMIC products only. */
+  dynamic_webhook?: string;
+}
+
+export interface GatewayFixture {
+  code: string;
+  kind: GatewayKind;
+  coins?: string[];
+  active?: boolean;
+}
+
+export interface CouponFixture {
+  code: string;
+  type: 'PERCENTAGE' | 'FIXED';
+  value: string;
+  currency?: string;
+  max_uses?: number;
+  uses?: number;
+  expires_at?: string;
+  enabled?: boolean;
+  /** Titles of products of the same file. */
+  products?: string[];
 }
 
 /** A fixture customer: the fields a new customer takes, plus the email of the affiliate who referred it. */
@@ -163,12 +267,15 @@ export interface Fixtures {
   products?: ProductFixture[];
   customers?: CustomerFixture[];
   webhooks?: WebhookFixture[];
+  gateways?: GatewayFixture[];
+  tax?: { rate: string; inclusive?: boolean };
+  coupons?: CouponFixture[];
 }
 
 export class FixtureError extends Error {}
 
 const fixtureAjv = new Ajv2020({ allErrors: true });
-addFormats(fixtureAjv, ['email']);
+addFormats(fixtureAjv, ['email', 'date-time']);
 const validate = fixtureAjv.compile(fixtureSchema);
 
 /** Rules across fields and items that the JSON Schema does not say. */
@@ -197,6 +304,31 @@ function crossChecks(f: Fixtures): string[] {
     else if (j === i) problems.push(`/customers/${i}/referred_by names the customer itself`);
     else if (!(f.customers ?? [])[j]?.affiliate)
       problems.push(`/customers/${i}/referred_by names a customer who is not an affiliate`);
+  });
+  const titles = new Map<string, number>();
+  for (const p of f.products ?? []) titles.set(p.title, (titles.get(p.title) ?? 0) + 1);
+  const couponCodes = new Set<string>();
+  (f.coupons ?? []).forEach((c, i) => {
+    const code = c.code.toLowerCase();
+    if (couponCodes.has(code)) problems.push(`/coupons/${i}/code is used twice (codes are case-insensitive)`);
+    couponCodes.add(code);
+    if (c.type === 'PERCENTAGE' && c.currency !== undefined)
+      problems.push(`/coupons/${i}/currency is only for a FIXED coupon`);
+    if (c.type === 'PERCENTAGE' && new Decimal(c.value).gt(100))
+      problems.push(`/coupons/${i}/value of a PERCENTAGE coupon is at most 100`);
+    if (new Decimal(c.value).lte(0)) problems.push(`/coupons/${i}/value must be greater than 0`);
+    if (c.max_uses !== undefined && (c.uses ?? 0) > c.max_uses)
+      problems.push(`/coupons/${i}/uses must not exceed max_uses`);
+    (c.products ?? []).forEach((title, j) => {
+      const n = titles.get(title) ?? 0;
+      if (n === 0) problems.push(`/coupons/${i}/products/${j} names no product of this file`);
+      else if (n > 1) problems.push(`/coupons/${i}/products/${j} names a title several products of this file have`);
+    });
+  });
+  const gatewayCodes = new Set<string>();
+  (f.gateways ?? []).forEach((g, i) => {
+    if (gatewayCodes.has(g.code)) problems.push(`/gateways/${i}/code is used twice`);
+    gatewayCodes.add(g.code);
   });
   return problems;
 }
@@ -235,7 +367,11 @@ export async function seedFixtures(
     serials: 0,
     customers: [] as string[],
     webhooks: [] as { id: string; url: string; secret: string }[],
+    attachments: [] as string[],
+    gateways: [] as string[],
+    coupons: [] as string[],
   };
+  const productsByTitle = new Map<string, string>();
   for (const p of fixtures.products ?? []) {
     const product = await insertProduct(trx, shop.id, {
       id: newId('prod'),
@@ -268,11 +404,30 @@ export async function seedFixtures(
       delivery_text: '',
       service_text: '',
       delivery_time: null,
-      dynamic_webhook: null,
+      dynamic_webhook: p.dynamic_webhook ?? null,
       image_id: null,
       image_url: null,
     });
     created.products.push(product.id);
+    productsByTitle.set(p.title, product.id);
+    const attachments = [];
+    for (const file of p.files ?? []) {
+      attachments.push(
+        await insertAttachment(trx, shop.id, {
+          id: newId('att'),
+          filename: file.filename,
+          content_type: file.content_type ?? 'text/plain',
+          content: Buffer.from(file.content, 'utf8'),
+        }),
+      );
+    }
+    await addProductFiles(
+      trx,
+      shop.id,
+      product.id,
+      attachments.map((a) => a.id),
+    );
+    created.attachments.push(...attachments.map((a) => a.id));
     const variants = await insertVariants(
       trx,
       shop.id,
@@ -325,6 +480,38 @@ export async function seedFixtures(
         throw new FixtureError(`The fixture file is not valid: ${err.message} (${w.url})`);
       throw err;
     }
+  }
+  for (const g of fixtures.gateways ?? []) {
+    const row = await upsertGateway(trx, shop.id, {
+      id: newId('gw'),
+      code: g.code,
+      kind: g.kind,
+      coins: g.coins ?? [],
+      active: g.active ?? true,
+    });
+    created.gateways.push(row.code);
+  }
+  if (fixtures.tax) {
+    await updateShopTax(trx, shop.id, { rate: fixtures.tax.rate, inclusive: fixtures.tax.inclusive ?? false });
+  }
+  for (const c of fixtures.coupons ?? []) {
+    const coupon = await insertCoupon(
+      trx,
+      shop.id,
+      {
+        id: newId('cpn'),
+        code: c.code.toLowerCase(),
+        type: c.type,
+        value: c.value,
+        currency: c.type === 'FIXED' ? (c.currency ?? shop.currency) : null,
+        max_uses: c.max_uses ?? null,
+        uses: c.uses ?? 0,
+        expires_at: c.expires_at ?? null,
+        enabled: c.enabled ?? true,
+      },
+      (c.products ?? []).map((title) => productsByTitle.get(title)!),
+    );
+    created.coupons.push(coupon.id);
   }
   return created;
 }

@@ -596,7 +596,7 @@ export interface paths {
         put?: never;
         /**
          * Deliver content for a line item
-         * @description Delivers content for one line item of a completed order (400 `ORDER_NOT_COMPLETED` otherwise), from any delivery status, e.g. after a dynamic-delivery callback answered `{ "status": "pending" }`. Send at least one of `message`, `codes`, `links` (HTTP or HTTPS), `files` (attachments owned by the shop; others are 422). The item becomes `DELIVERED` with `delivered_at` set; the buyer is emailed unless `notify_customer` is `false`. Emits `order:item_delivered`. Use `Idempotency-Key` (1-128 characters; replayed for 24 hours; use a fresh key after correcting a rejected body).
+         * @description Delivers content for one line item of a completed order (`COMPLETED` or `PARTIALLY_REFUNDED`; 400 `ORDER_NOT_COMPLETED` otherwise), from any delivery status, e.g. after a dynamic-delivery callback answered `{ "status": "pending" }`. Send at least one of `message`, `codes`, `links` (HTTP or HTTPS), `files` (attachments owned by the shop; others are 422). The item becomes `DELIVERED` with `delivered_at` set; each content key sent replaces that key of the item's `delivered_items`, keys not sent are kept; the response and the event carry what this request delivered. The buyer is emailed (when the order has an email) unless `notify_customer` is `false`. Emits `order:item_delivered`. Use `Idempotency-Key` (1-128 characters; replayed for 24 hours; use a fresh key after correcting a rejected body).
          */
         post: operations["fulfillOrderItem"];
         delete?: never;
@@ -636,7 +636,7 @@ export interface paths {
         put?: never;
         /**
          * Create a payment link
-         * @description Creates a shareable sales link for a product (`product_id`, optional `variant_id`) or a fixed `amount` (exactly one of the two; 422 otherwise). The link is enabled. An unknown product: 404 `PRODUCT_NOT_FOUND`.
+         * @description Creates a shareable sales link for a product (`product_id`, optional `variant_id`) or a fixed `amount` (exactly one of the two; 422 otherwise). The link is enabled and its `url` is `{checkout_base}/link/<uniqid>`. An unknown product (or one of another shop): 404 `PRODUCT_NOT_FOUND`; a `variant_id` that is not a variant of that product: 404 `VARIANT_NOT_FOUND`; `variant_id` without `product_id`: 422. A product link sells in the product's currency (a different `currency`: 422); an amount link in `currency`, by default the shop's, and `amount` may have at most the currency's minor unit of decimals (422 otherwise). `expires_at` must be in the future (422).
          */
         post: operations["createPaymentLink"];
         delete?: never;
@@ -682,7 +682,7 @@ export interface paths {
          *     2. Forcing an external payment-session gateway adds `checkout_url` and `session_id`.
          *     3. A customer may start with one gateway and finish with another; the payment (`uniqid`) is the source of truth, not a gateway session id.
          *
-         *     An unknown or inactive `gateway` is 400 `GATEWAY_NOT_AVAILABLE`. Emits `payment:created`.
+         *     `url` is `{checkout_base}/invoice/<uniqid>`; `url_branded` adds `shop=<shop id>`. An unknown or inactive `gateway` is 400 `GATEWAY_NOT_AVAILABLE`, and so is a payment-session gateway this server has no integration for (only `SANDBOX`, which every new shop has, runs here). `crypto_gateway` needs a `gateway` of the crypto kind that settles that coin (422 on `crypto_gateway` otherwise). `value` may have at most the currency's minor unit of decimals (422 otherwise; nothing is rounded). With `email`, the shop's customer with that email is used or created (`customer:created`). The payment expires (is voided) like a pending order. Emits `payment:created` with the Payment as its data.
          */
         post: operations["createPayment"];
         delete?: never;
@@ -1729,6 +1729,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "order:dynamic_delivery": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Dynamic delivery request
+         * @description Sent to a `DYNAMIC` product's `dynamic_webhook` (not to webhook endpoints) once per line item when its order completes, by the worker after the completion committed; the item is `PENDING` until the answer. Signed with the Standard Webhooks headers using the shop's dynamic-delivery secret (`whsec_…`, one per shop, created on first use, stored encrypted; the operator prints it with `npm run cli -- dynamic-secret --shop SHOP_ID`). The answer decides the item: a 2xx with `{ "status": "pending" }` makes it `AWAITING_FULFILLMENT` (deliver it later with `POST /orders/{id}/items/{itemId}/fulfill`); a 2xx with content (`message`, `codes`, `links`) makes it `DELIVERED` at once, emits `order:item_delivered` and emails the buyer. Anything else (another status, a redirect, a time-out, a refused target, a body that is not one of those two shapes) fails the attempt, which is retried 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later (8 attempts in all, ±10% jitter); after the last the item is `FAILED`.
+         */
+        post: operations["onOrderDynamicDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "order:item_delivered": {
         parameters: {
             query?: never;
@@ -2260,7 +2280,7 @@ export interface components {
                 kind: "api_key" | "oauth_access_token";
                 name: string | null;
             };
-            /** @description Gateway identifiers enabled for the shop. */
+            /** @description Codes of the shop's active gateways (a new shop has `SANDBOX`), in the order they were added. */
             enabledPaymentMethods: string[];
             /** @description Plan-gated features and whether the shop has them. */
             features: {
@@ -2399,7 +2419,7 @@ export interface components {
             /** @description The product the license is for. */
             product_id: string;
         };
-        /** @description Create an order. */
+        /** @description Create an order. `email` is required (the receipt and the goods are sent there, and the buyer is found or created as a customer by it). */
         CreateOrderRequest: {
             /** @description Coupon to apply. */
             coupon_code?: string;
@@ -2411,7 +2431,7 @@ export interface components {
              * Format: email
              * @description Buyer email; the receipt and deliveries go there.
              */
-            email?: string;
+            email: string;
             /** @description A valid active gateway of the shop; preselects it on the hosted checkout. */
             gateway?: string;
             /** @description Line items (1 to 100). */
@@ -2650,6 +2670,68 @@ export interface components {
                 code: "CONFLICT" | "IDEMPOTENCY_IN_PROGRESS" | "CONCURRENT_UPDATE";
             };
         };
+        /** @description What the `dynamic_webhook` answers (2xx): `{ "status": "pending" }` to deliver later through the fulfill operation, or the content to deliver now. */
+        DynamicDeliveryAnswer: components["schemas"]["DynamicDeliveryPending"] | components["schemas"]["DynamicDeliveryContent"];
+        /** @description Content delivered to the buyer now. At least one of `message`, `codes`, `links` is required. */
+        DynamicDeliveryContent: {
+            /** @description License keys or redeemable codes. */
+            codes?: string[];
+            /** @description Links (HTTP or HTTPS). */
+            links?: components["schemas"]["FulfillmentLink"][];
+            /** @description Text delivered to the buyer. */
+            message?: string;
+        };
+        /** @description The line item a dynamic delivery is asked for. */
+        DynamicDeliveryData: {
+            /** @description The buyer's answers to the product's custom fields. */
+            custom_fields: {
+                [key: string]: unknown;
+            };
+            /**
+             * Format: email
+             * @description The buyer.
+             */
+            customer_email: string | null;
+            /** @description Instructions shown to the buyer. */
+            delivery_instructions: string | null;
+            /** @description The line item. */
+            line_item_id: string;
+            /** @description The product (null if deleted since). */
+            product_id: string | null;
+            /** @description The product's title when ordered. */
+            product_title: string;
+            /**
+             * Format: int32
+             * @description Units bought.
+             */
+            quantity: number;
+            /**
+             * Format: uuid
+             * @description The order.
+             */
+            uniqid: string;
+            /** @description The variant bought, if any. */
+            variant_id: string | null;
+            /** @description The variant's title when ordered. */
+            variant_title: string | null;
+        };
+        /** @description The item is delivered later, through the fulfill operation. */
+        DynamicDeliveryPending: {
+            /**
+             * @description The merchant fulfils the item later.
+             * @constant
+             */
+            status: "pending";
+        };
+        /** @description Body of a dynamic delivery request (`order:dynamic_delivery` in the `webhooks` section). */
+        DynamicDeliveryRequest: {
+            data: components["schemas"]["DynamicDeliveryData"];
+            /**
+             * @description The request's name.
+             * @constant
+             */
+            event: "order:dynamic_delivery";
+        };
         /** @description An email-marketing integration setting. */
         EmailMarketingSetting: {
             /**
@@ -2693,7 +2775,7 @@ export interface components {
          * @description Machine-readable error code. Each is explained at `/docs/errors#<CODE>`.
          * @enum {string}
          */
-        ErrorCode: "UNAUTHORIZED" | "FORBIDDEN" | "VALIDATION_ERROR" | "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_IN_PROGRESS" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "REQUEST_HEADER_FIELDS_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL_ERROR" | "NOT_IMPLEMENTED" | "SERVICE_UNAVAILABLE" | "PRODUCT_NOT_FOUND" | "INVOICE_NOT_FOUND" | "PAYMENT_NOT_FOUND" | "CUSTOMER_NOT_FOUND" | "CATEGORY_NOT_FOUND" | "COUPON_NOT_FOUND" | "SUBSCRIPTION_NOT_FOUND" | "TICKET_NOT_FOUND" | "REVIEW_NOT_FOUND" | "ESCROW_NOT_FOUND" | "LICENSE_NOT_FOUND" | "RESELLER_NOT_FOUND" | "RESELLER_TIER_NOT_FOUND" | "VARIANT_NOT_FOUND" | "ORDER_ITEM_NOT_FOUND" | "PAYMENT_LINK_NOT_FOUND" | "VARIANT_FIELD_NOT_FOUND" | "QUANTITY_DEAL_NOT_FOUND" | "AFFILIATE_APPLICATION_NOT_FOUND" | "WEBHOOK_NOT_FOUND" | "WEBHOOK_LOG_NOT_FOUND" | "EVENT_NOT_FOUND" | "THEME_NOT_FOUND" | "PREVIEW_SESSION_NOT_FOUND" | "DOMAIN_NOT_FOUND" | "MESSAGING_BOT_NOT_FOUND" | "REPORT_NOT_FOUND" | "SESSION_NOT_FOUND" | "CONFLICT" | "REVISION_CONFLICT" | "CONCURRENT_UPDATE" | "LICENSE_INVALID" | "LICENSE_EXPIRED" | "LICENSE_HWID_MISMATCH" | "COUPON_EXPIRED" | "COUPON_MAX_USES_REACHED" | "ORDER_NOT_PENDING" | "ORDER_NOT_COMPLETED" | "ORDER_NOT_REFUNDABLE" | "REFUND_EXCEEDS_REMAINING" | "OUT_OF_STOCK" | "PRODUCT_NOT_SERIAL" | "PRODUCT_UNAVAILABLE" | "QUANTITY_OUT_OF_RANGE" | "GATEWAY_NOT_AVAILABLE" | "INSUFFICIENT_FUNDS" | "NOT_AN_AFFILIATE" | "SUBSCRIPTION_NOT_ACTIVE" | "AFFILIATE_APPLICATION_NOT_PENDING" | "FEATURE_NOT_AVAILABLE" | "OAUTH_INVALID_CLIENT" | "OAUTH_INVALID_REDIRECT_URI" | "OAUTH_INVALID_SCOPE" | "RESELLER_INVALID_STATUS" | "RESELLER_TIER_REQUIRED" | "RESELLER_PROGRAM_DISABLED" | "DEFAULT_TIER_REQUIRED";
+        ErrorCode: "UNAUTHORIZED" | "FORBIDDEN" | "VALIDATION_ERROR" | "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_IN_PROGRESS" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "REQUEST_HEADER_FIELDS_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL_ERROR" | "NOT_IMPLEMENTED" | "SERVICE_UNAVAILABLE" | "PRODUCT_NOT_FOUND" | "INVOICE_NOT_FOUND" | "PAYMENT_NOT_FOUND" | "CUSTOMER_NOT_FOUND" | "CATEGORY_NOT_FOUND" | "COUPON_NOT_FOUND" | "SUBSCRIPTION_NOT_FOUND" | "TICKET_NOT_FOUND" | "REVIEW_NOT_FOUND" | "ESCROW_NOT_FOUND" | "LICENSE_NOT_FOUND" | "RESELLER_NOT_FOUND" | "RESELLER_TIER_NOT_FOUND" | "VARIANT_NOT_FOUND" | "ORDER_ITEM_NOT_FOUND" | "PAYMENT_LINK_NOT_FOUND" | "VARIANT_FIELD_NOT_FOUND" | "QUANTITY_DEAL_NOT_FOUND" | "AFFILIATE_APPLICATION_NOT_FOUND" | "WEBHOOK_NOT_FOUND" | "WEBHOOK_LOG_NOT_FOUND" | "EVENT_NOT_FOUND" | "THEME_NOT_FOUND" | "PREVIEW_SESSION_NOT_FOUND" | "DOMAIN_NOT_FOUND" | "MESSAGING_BOT_NOT_FOUND" | "REPORT_NOT_FOUND" | "SESSION_NOT_FOUND" | "CONFLICT" | "REVISION_CONFLICT" | "CONCURRENT_UPDATE" | "LICENSE_INVALID" | "LICENSE_EXPIRED" | "LICENSE_HWID_MISMATCH" | "COUPON_EXPIRED" | "COUPON_MAX_USES_REACHED" | "ORDER_NOT_PENDING" | "BUYER_BLOCKED" | "ORDER_NOT_COMPLETED" | "ORDER_NOT_REFUNDABLE" | "REFUND_EXCEEDS_REMAINING" | "OUT_OF_STOCK" | "PRODUCT_NOT_SERIAL" | "PRODUCT_UNAVAILABLE" | "QUANTITY_OUT_OF_RANGE" | "GATEWAY_NOT_AVAILABLE" | "INSUFFICIENT_FUNDS" | "NOT_AN_AFFILIATE" | "SUBSCRIPTION_NOT_ACTIVE" | "AFFILIATE_APPLICATION_NOT_PENDING" | "FEATURE_NOT_AVAILABLE" | "OAUTH_INVALID_CLIENT" | "OAUTH_INVALID_REDIRECT_URI" | "OAUTH_INVALID_SCOPE" | "RESELLER_INVALID_STATUS" | "RESELLER_TIER_REQUIRED" | "RESELLER_PROGRAM_DISABLED" | "DEFAULT_TIER_REQUIRED";
         ErrorDetail: {
             /** @description Path of the offending value, e.g. `items[0].quantity`, `query.limit`, `body`. */
             field: string;
@@ -3324,11 +3406,11 @@ export interface components {
                 code: "PRODUCT_NOT_FOUND" | "VARIANT_NOT_FOUND" | "COUPON_NOT_FOUND";
             };
         };
-        /** @description A business rule refused the order. The error envelope (`Error`) with `code` one of `PRODUCT_UNAVAILABLE`, `OUT_OF_STOCK`, `QUANTITY_OUT_OF_RANGE`, `GATEWAY_NOT_AVAILABLE`, `COUPON_EXPIRED`, `COUPON_MAX_USES_REACHED`. */
+        /** @description A business rule refused the order. The error envelope (`Error`) with `code` one of `PRODUCT_UNAVAILABLE`, `OUT_OF_STOCK`, `QUANTITY_OUT_OF_RANGE`, `GATEWAY_NOT_AVAILABLE`, `COUPON_EXPIRED`, `COUPON_MAX_USES_REACHED`, `BUYER_BLOCKED`. */
         OrderRejectedError: {
             error: components["schemas"]["ErrorObject"] & {
                 /** @enum {string} */
-                code: "PRODUCT_UNAVAILABLE" | "OUT_OF_STOCK" | "QUANTITY_OUT_OF_RANGE" | "GATEWAY_NOT_AVAILABLE" | "COUPON_EXPIRED" | "COUPON_MAX_USES_REACHED";
+                code: "PRODUCT_UNAVAILABLE" | "OUT_OF_STOCK" | "QUANTITY_OUT_OF_RANGE" | "GATEWAY_NOT_AVAILABLE" | "COUPON_EXPIRED" | "COUPON_MAX_USES_REACHED" | "BUYER_BLOCKED";
             };
         };
         /**
@@ -3456,6 +3538,13 @@ export interface components {
                 code: "PAYMENT_LINK_NOT_FOUND";
             };
         };
+        /** @description The product, or the variant of it, named in the body does not exist in this shop. The error envelope (`Error`) with `code` one of `PRODUCT_NOT_FOUND`, `VARIANT_NOT_FOUND`. */
+        PaymentLinkReferenceNotFoundError: {
+            error: components["schemas"]["ErrorObject"] & {
+                /** @enum {string} */
+                code: "PRODUCT_NOT_FOUND" | "VARIANT_NOT_FOUND";
+            };
+        };
         /**
          * @description Payment status. `PENDING` no payment yet; `PROCESSING` awaiting confirmation; `PARTIAL` underpaid; `PAID`; `FAILED`; `CANCELLED`; `PARTIALLY_REFUNDED`; `REFUNDED`.
          * @enum {string}
@@ -3491,7 +3580,7 @@ export interface components {
             description_tabs: components["schemas"]["DescriptionTab"][];
             /**
              * Format: uri
-             * @description Callback target for dynamic delivery.
+             * @description Callback target for dynamic delivery (type `DYNAMIC`): when an order completes, each of its DYNAMIC line items is POSTed here, signed with the shop's dynamic-delivery secret (Standard Webhooks; the operator prints it with `npm run cli -- dynamic-secret --shop SHOP_ID`), as the `order:dynamic_delivery` entry of the `webhooks` section describes, with the answers it accepts. The item stays `PENDING` until then.
              */
             dynamic_webhook: string | null;
             /** @description Gateway identifiers the product can be paid with. */
@@ -3623,7 +3712,7 @@ export interface components {
         /** @description Refund an order. */
         RefundOrderRequest: {
             /**
-             * @description Partial refund amount; omitted refunds the whole remaining amount. Decimal string greater than zero.
+             * @description Partial refund amount; omitted refunds the whole remaining amount. Decimal string greater than zero, with at most the decimals of the order currency's minor unit (422 otherwise).
              * @example 10.00
              */
             amount?: string;
@@ -5565,6 +5654,29 @@ export interface components {
                  *     }
                  */
                 "application/json": components["schemas"]["PaymentLinkNotFoundError"];
+            };
+        };
+        /** @description The product, or the variant of it, named in the body does not exist in this shop. */
+        PaymentLinkReferenceNotFoundWrite: {
+            headers: {
+                "Idempotency-Status": components["headers"]["Idempotency-Status"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "VARIANT_NOT_FOUND",
+                 *         "message": "See doc_url.",
+                 *         "doc_url": "https://api.example.com/docs/errors#VARIANT_NOT_FOUND"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["PaymentLinkReferenceNotFoundError"];
             };
         };
         /** @description No such theme in this shop, or no such preview session of it. */
@@ -9421,7 +9533,7 @@ export interface operations {
             };
             401: components["responses"]["UnauthorizedWrite"];
             403: components["responses"]["ForbiddenWrite"];
-            404: components["responses"]["ProductNotFoundWrite"];
+            404: components["responses"]["PaymentLinkReferenceNotFoundWrite"];
             409: components["responses"]["IdempotencyInProgressWrite"];
             413: components["responses"]["PayloadTooLargeWrite"];
             415: components["responses"]["UnsupportedMediaTypeWrite"];
@@ -13746,6 +13858,78 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+        };
+    };
+    onOrderDynamicDelivery: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The delivery's id (`dyn_…`), the same on every retry. Delivery is at least once; de-duplicate on it.
+                 * @example dyn_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f
+                 */
+                "webhook-id": string;
+                /**
+                 * @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>` signatures.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when this attempt was sent; reject if more than 5 minutes away from now.
+                 * @example 1763781000
+                 */
+                "webhook-timestamp": number;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "event": "order:dynamic_delivery",
+                 *       "data": {
+                 *         "uniqid": "0195f3c1-a2b3-7c9d-8e4f-5a6b7c8d9e0f",
+                 *         "line_item_id": "item_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
+                 *         "product_id": "prod_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
+                 *         "variant_id": null,
+                 *         "product_title": "Game key",
+                 *         "variant_title": null,
+                 *         "quantity": 1,
+                 *         "customer_email": "buyer@example.com",
+                 *         "custom_fields": {
+                 *           "username": "neo"
+                 *         },
+                 *         "delivery_instructions": null
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["DynamicDeliveryRequest"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx within 10 seconds whose JSON body is `{ "status": "pending" }` or content to deliver; anything else fails the attempt. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "codes": [
+                     *         "AAAA-BBBB-CCCC"
+                     *       ],
+                     *       "links": [
+                     *         {
+                     *           "url": "https://merchant.example.com/download/0195f3c1",
+                     *           "label": "Download"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["DynamicDeliveryAnswer"];
+                };
             };
         };
     };

@@ -7,6 +7,8 @@ import type { Logger } from '../logger';
 import { systemClock, type Clock } from '../platform/clock';
 import { mailJob } from '../platform/mail';
 import { loadSecretBox } from '../platform/secret-box';
+import { dynamicDeliveryJob } from './dynamic-delivery';
+import { orderExpiryJob } from './order-expiry';
 import { webhookDeliveryJob } from './webhook-delivery';
 import { Worker, type Job } from './worker';
 
@@ -26,6 +28,14 @@ export async function workerJobs(
       timeoutMs: config.webhookTimeoutMs,
     }),
     mailJob(db, { clock, logger, smtpUrl: config.smtpUrl, from: config.mailFrom }),
+    orderExpiryJob(db, { clock, logger, checkoutBaseUrl: config.checkoutBaseUrl }),
+    dynamicDeliveryJob(db, {
+      clock,
+      logger,
+      secrets,
+      allowPrivateTargets: config.webhookAllowPrivateTargets,
+      timeoutMs: config.webhookTimeoutMs,
+    }),
   ];
 }
 

@@ -98,7 +98,7 @@ describe('granted', () => {
       full_access: false,
       readable_resources: ['orders'],
       writable_resources: [],
-      enabledPaymentMethods: ['STRIPE', 'PAYPAL'],
+      enabledPaymentMethods: ['SANDBOX'], // every new shop gets the sandbox gateway (src/domain/gateways.ts)
       features: { nativeCryptoCheckout: true },
       credential: { id, kind: 'api_key', name: 'Backend', client: null },
       plan: 'pro',

@@ -220,3 +220,38 @@ test('webhook create prints the secret once; the endpoint is listed without it; 
     expect(JSON.stringify(res.body)).not.toContain(created.json.secret);
   });
 });
+
+test('gateway set and list, tax set, coupon create; the gateways show in capabilities', async () => {
+  const shop = await cli('shop', 'create', '--name', 'Gateways');
+  const id = shop.json.id as string;
+  const crypto = await cli(
+    'gateway',
+    'set',
+    '--shop',
+    id,
+    '--code',
+    'CRYPTO',
+    '--kind',
+    'CRYPTO',
+    '--coins',
+    'BTC,ETH',
+  );
+  expect(crypto.code).toBe(0);
+  expect(crypto.json).toEqual({ code: 'CRYPTO', kind: 'CRYPTO', active: true, coins: ['BTC', 'ETH'] });
+  const off = await cli('gateway', 'set', '--shop', id, '--code', 'SANDBOX', '--kind', 'SESSION', '--inactive');
+  expect(off.json.active).toBe(false);
+  const list = await cli('gateway', 'list', '--shop', id);
+  expect(list.json.map((g: { code: string }) => g.code)).toEqual(['CRYPTO', 'SANDBOX']);
+
+  const tax = await cli('tax', 'set', '--shop', id, '--rate', '20', '--inclusive');
+  expect(tax.json).toEqual({ shop_id: id, rate: '20', inclusive: true });
+  const coupon = await cli('coupon', 'create', '--shop', id, '--code', 'SAVE5', '--type', 'FIXED', '--value', '5');
+  expect(coupon.code).toBe(0);
+  expect(coupon.json).toMatchObject({ code: 'save5', type: 'FIXED', value: '5', currency: 'USD' });
+
+  const key = await cli('key', 'create', '--shop', id, '--scopes', 'orders.read');
+  await withApp(async (http) => {
+    const caps = await http.get('/dev/v1/me/capabilities').set(bearer(key.json.key));
+    expect(caps.body.data.enabledPaymentMethods).toEqual(['CRYPTO']);
+  });
+}, 180_000); // seven CLI processes; the refusals are covered by test/api/gateways.test.ts

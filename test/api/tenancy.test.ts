@@ -61,6 +61,13 @@ const parameterKinds: Readonly<Record<string, string>> = {
 /** Where an operation needs a particular resource of a kind (claims need a SERIALS product without variants). */
 const operationKinds: Readonly<Record<string, Readonly<Record<string, ResourceKind>>>> = {
   claimProductSerials: { id: 'serialProduct' },
+  completeOrder: { id: 'pendingOrder' },
+  fulfillOrder: { id: 'fulfillableOrder' },
+};
+
+/** Bodies for operations whose contract example names resources the shops do not hold (an attachment). */
+const operationBodies: Readonly<Record<string, unknown>> = {
+  fulfillOrderItem: { message: 'Delivered by the tenancy walk', notify_customer: false },
 };
 
 /**
@@ -69,10 +76,7 @@ const operationKinds: Readonly<Record<string, Readonly<Record<string, ResourceKi
  * implemented operation walked with a placeholder makes this file fail.
  */
 const placeholderIds: Readonly<Record<string, string>> = {
-  order: 'ord_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f',
-  orderItem: 'item_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f',
   affiliateApplication: 'aapp_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f',
-  paymentLink: 'plink_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f',
   variantField: 'vfld_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f',
   quantityDeal: '0195f3c1-a2b3-7c9d-8e4f-5a6b7c8d9e0f',
   subscription: 'sub_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f',
@@ -140,7 +144,7 @@ const routes: Route[] = (Object.keys(operations) as OperationId[])
       path,
       params,
       implemented: (handlers as Record<string, unknown>)[operationId] !== notImplemented,
-      example: op?.requestBody?.content?.['application/json']?.example,
+      example: operationBodies[operationId] ?? op?.requestBody?.content?.['application/json']?.example,
       query,
     };
   });
@@ -623,6 +627,13 @@ const unscopedByDesign: Readonly<Record<string, Readonly<Record<string, string>>
   'outbound-emails.ts': {
     claimDueEmails: 'the mail worker serves every shop: it claims due rows across shops, each settled in its shop',
     allEmails: "admin (CLI): the operator's view of every shop's mail",
+  },
+  'orders.ts': {
+    orderByUniqid: 'the hosted checkout addresses an invoice by its unguessable uniqid alone; the row names its shop',
+    expiredPendingOrdersForUpdate: 'the expiry job serves every shop: it claims due orders across shops',
+  },
+  'payment-attempts.ts': {
+    attemptBySession: 'a gateway addresses its session by the session id alone; the row then names its shop',
   },
 };
 

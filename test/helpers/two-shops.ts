@@ -10,7 +10,11 @@
 // createTwoShops() fails when a kind of `resourceKinds` gets no id, so a half-added kind cannot go unnoticed.
 import { sql } from 'kysely';
 import type { Fixtures } from '../../src/domain/fixtures';
+import { completeInvoice } from '../../src/domain/order-completion';
+import { createOrder } from '../../src/domain/orders';
 import { createWebhook } from '../../src/domain/webhooks';
+import { newId, newUniqid } from '../../src/ids';
+import { Effects } from '../../src/platform/unit-of-work';
 import { systemClock } from '../../src/platform/clock';
 import { emitEvent } from '../../src/platform/events';
 import { loadSecretBox } from '../../src/platform/secret-box';
@@ -38,6 +42,16 @@ export const resourceKinds = [
   'event',
   /** The first (PENDING) delivery-log entry of `event` to `webhook`. */
   'webhookLog',
+  /** A COMPLETED order of one `product` (Standard, 25.00): refundable, its item fulfillable. */
+  'order',
+  /** The line item of `order`. */
+  'orderItem',
+  /** A PENDING order (completed by the own-id walk of completeOrder). */
+  'pendingOrder',
+  /** Another PENDING order (completed by the own-id walk of fulfillOrder). */
+  'fulfillableOrder',
+  /** A payment link for a fixed 10.00. */
+  'paymentLink',
 ] as const;
 
 export type ResourceKind = (typeof resourceKinds)[number];
@@ -147,8 +161,43 @@ const webhooksAndEvents: SeedStep = async (t, shopId) => {
   });
 };
 
+const ordersAndLinks: SeedStep = async (t, shopId, ids) => {
+  const deps = { clock: systemClock, checkoutBaseUrl: t.config.checkoutBaseUrl, orderTtlMinutes: 60 };
+  return t.db.transaction().execute(async (trx) => {
+    const order = (email: string) =>
+      createOrder(
+        trx,
+        shopId,
+        { email, items: [{ product_id: ids.product!, variant_id: ids.variant!, quantity: 1 }] },
+        new Effects(),
+        deps,
+      );
+    const done = await order('ada@example.com');
+    const completed = await completeInvoice(trx, shopId, done.id, {}, new Effects(), deps);
+    const link = await trx
+      .insertInto('payment_links')
+      .values({
+        id: newId('plk'),
+        shop_id: shopId,
+        uniqid: newUniqid(),
+        title: 'Tenancy link',
+        amount: '10.00',
+        currency: 'USD',
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return {
+      order: completed.id,
+      orderItem: completed.items[0]!.id,
+      pendingOrder: (await order('carol@example.com')).id,
+      fulfillableOrder: (await order('bob@example.com')).id,
+      paymentLink: link.id,
+    };
+  });
+};
+
 /** Run in order for each shop. Append steps for new resource kinds (see the top of this file). */
-export const seedSteps: readonly SeedStep[] = [catalogAndCustomers, webhooksAndEvents];
+export const seedSteps: readonly SeedStep[] = [catalogAndCustomers, webhooksAndEvents, ordersAndLinks];
 
 async function tenantShop(t: TestApp, label: 'A' | 'B'): Promise<TenantShop> {
   const shopId = await t.createShop({ name: 'Tenancy Shop', plan: 'free', currency: 'USD' });

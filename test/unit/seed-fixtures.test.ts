@@ -202,7 +202,16 @@ test('customers: their ids returned, the referrals of the file set within the sh
 });
 
 test('an empty file writes nothing and says so', async () => {
-  expect(await seed({})).toEqual({ products: [], variants: [], serials: 0, customers: [], webhooks: [] });
+  expect(await seed({})).toEqual({
+    products: [],
+    variants: [],
+    serials: 0,
+    customers: [],
+    webhooks: [],
+    gateways: [],
+    coupons: [],
+    attachments: [],
+  });
 });
 
 describe('parseFixtures, cross-field rules', () => {
