@@ -22,9 +22,7 @@ import { Idempotency } from './platform/idempotency';
 import { UnitOfWork, type EffectSink } from './platform/unit-of-work';
 import { ReadOnlyPlugin } from '../db/read-only';
 import { systemClock, type Clock } from './platform/clock';
-import { auditSink } from './platform/audit';
-import { eventsSink } from './platform/events';
-import { mailSink } from './platform/mail';
+import { defaultEffectSinks } from './platform/effect-sinks';
 import { loadSecretBox } from './platform/secret-box';
 
 export interface AppOptions {
@@ -50,9 +48,7 @@ export interface AppOptions {
 }
 
 /** Where a write's side effects go by default: the events outbox, the mail queue and the audit trail. */
-export function defaultEffectSinks(clock: Clock): EffectSink[] {
-  return [eventsSink(clock), mailSink(clock), auditSink()];
-}
+export { defaultEffectSinks };
 
 export async function createApp(options: AppOptions): Promise<express.Express> {
   const { db, config, logger } = options;

@@ -6,6 +6,7 @@ import { openDatabase, DatabaseBusyError, type DatabaseHandle } from '../db/data
 import { migrateToLatest } from '../db/migrate';
 import { allEmails, emailsOfShop } from '../db/queries/outbound-emails';
 import { loadConfig, ConfigError } from './config';
+import { ApiError } from './errors';
 import * as admin from './domain/admin';
 import { revealDynamicSecret } from './domain/dynamic-delivery';
 import { FixtureError } from './domain/fixtures';
@@ -28,6 +29,10 @@ const usage = `Usage: npm run -s cli -- <command> [options] [--json]
   coupon create --shop SHOP_ID --code CODE --type PERCENTAGE|FIXED --value 10 [--currency USD]
                 [--max-uses N] [--expires 2027-01-01T00:00:00Z] [--products PROD_ID,PROD_ID]
   dynamic-secret --shop SHOP_ID       the secret signing the shop's dynamic-delivery requests
+  order create --shop SHOP_ID --email EMAIL --items PROD_ID[/VARIANT_ID][:QTY],… [--coupon CODE] [--name TITLE]
+                                      a PENDING order, exactly as POST /orders; prints its checkout link
+  order complete --shop SHOP_ID --id ORDER_ID [--quiet]
+                                      completes it through the pipeline (delivery, mail unless --quiet, events)
   demo
 `;
 
@@ -79,6 +84,10 @@ async function run(argv: string[], database: () => Promise<DatabaseHandle>): Pro
       'max-uses': { type: 'string' },
       expires: { type: 'string' },
       products: { type: 'string' },
+      email: { type: 'string' },
+      items: { type: 'string' },
+      coupon: { type: 'string' },
+      quiet: { type: 'boolean' },
     },
   });
   const command = positionals.join(' ');
@@ -97,6 +106,8 @@ async function run(argv: string[], database: () => Promise<DatabaseHandle>): Pro
     'tax set',
     'coupon create',
     'dynamic-secret',
+    'order create',
+    'order complete',
     'demo',
   ];
   if (!known.includes(command)) throw new UsageError(command ? `Unknown command "${command}"` : 'No command given');
@@ -259,6 +270,28 @@ async function run(argv: string[], database: () => Promise<DatabaseHandle>): Pro
         });
         return { json: coupon, text: `Created coupon ${coupon.code} (${coupon.id})` };
       }
+      case 'order create': {
+        const order = await admin.placeOrder(db, {
+          shopId: required(values, 'shop'),
+          email: required(values, 'email'),
+          items: required(values, 'items'),
+          coupon: values.coupon,
+          title: values.name,
+        });
+        return {
+          json: order,
+          text: `Order ${order.id} PENDING, total ${JSON.stringify(order.total)} ${order.currency}\nCheckout: ${order.checkout_url}`,
+        };
+      }
+      case 'order complete': {
+        const order = await admin.completeOrderAsOperator(db, {
+          shopId: required(values, 'shop'),
+          orderId: required(values, 'id'),
+          suppressEmails: values.quiet === true,
+        });
+        const lines = order.items.map((i) => `  ${i.product_title}: ${i.delivery_status}`);
+        return { json: order, text: [`Order ${order.id} ${order.status}`, ...lines].join('\n') };
+      }
       default: {
         const demo = await admin.createDemo(db, { checkoutBaseUrl: loadConfig().checkoutBaseUrl });
         return {
@@ -286,6 +319,7 @@ async function main(): Promise<void> {
       err instanceof FixtureError ||
       err instanceof DatabaseBusyError ||
       err instanceof ConfigError ||
+      err instanceof ApiError ||
       (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
     const message = known ? (err as Error).message : `Unexpected failure: ${(err as Error).message}`;
     if (json) console.log(JSON.stringify({ error: { message } }));

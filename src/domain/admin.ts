@@ -20,7 +20,9 @@ import { newId } from '../ids';
 import { parseFixtures, seedFixtures, type Fixtures } from './fixtures';
 
 import { createOrder } from './orders';
-import { Effects } from '../platform/unit-of-work';
+import { Effects, UnitOfWork } from '../platform/unit-of-work';
+import { defaultEffectSinks } from '../platform/effect-sinks';
+import { completeInvoice } from './order-completion';
 
 export class AdminError extends Error {}
 
@@ -312,4 +314,64 @@ export async function createCoupon(
     expires_at: row.expires_at?.toISOString() ?? null,
     products: [...new Set(productIds)],
   };
+}
+
+/** A write of the command line: one unit of work with every side effect (events, webhooks, mail, audit). */
+function operatorWrite<T>(
+  db: Kysely<Database>,
+  shopId: string,
+  operationId: string,
+  work: (trx: Transaction<Database>, effects: Effects) => Promise<T>,
+): Promise<T> {
+  const config = loadConfig();
+  return new UnitOfWork(db, {
+    statementTimeoutMs: config.statementTimeoutMs,
+    sinks: defaultEffectSinks(systemClock),
+  }).run({ shopId, credentialId: undefined, operationId, requestId: newId('req') }, work);
+}
+
+/** `--items PROD_ID:2,PROD_ID[/VARIANT_ID]:1` -> order items. */
+export function parseOrderItems(text: string): { product_id: string; variant_id?: string; quantity: number }[] {
+  return text.split(',').map((part) => {
+    const m = /^([^:/\s]+)(?:\/([^:\s]+))?(?::([1-9][0-9]{0,5}))?$/.exec(part.trim());
+    if (!m) throw new AdminError(`--items: "${part}" is not PRODUCT_ID[/VARIANT_ID][:QUANTITY]`);
+    return { product_id: m[1]!, ...(m[2] ? { variant_id: m[2] } : {}), quantity: Number(m[3] ?? 1) };
+  });
+}
+
+/** `order create`: the same rules and effects as POST /orders (for demos and support). */
+export async function placeOrder(
+  db: Kysely<Database>,
+  input: { shopId: string; email: string; items: string; coupon?: string; title?: string },
+) {
+  await shopOrFail(db, input.shopId);
+  const config = loadConfig();
+  const body = {
+    email: input.email,
+    items: parseOrderItems(input.items),
+    ...(input.coupon ? { coupon_code: input.coupon } : {}),
+    ...(input.title ? { title: input.title } : {}),
+  };
+  return operatorWrite(db, input.shopId, 'cli:order create', (trx, effects) =>
+    createOrder(trx, input.shopId, body, effects, {
+      clock: systemClock,
+      checkoutBaseUrl: config.checkoutBaseUrl,
+      orderTtlMinutes: config.orderTtlMinutes,
+    }),
+  );
+}
+
+/** `order complete`: runs the completion pipeline, as POST /orders/{id}/complete does. */
+export async function completeOrderAsOperator(
+  db: Kysely<Database>,
+  input: { shopId: string; orderId: string; suppressEmails?: boolean },
+) {
+  await shopOrFail(db, input.shopId);
+  const config = loadConfig();
+  return operatorWrite(db, input.shopId, 'cli:order complete', (trx, effects) =>
+    completeInvoice(trx, input.shopId, input.orderId, { suppressEmails: input.suppressEmails === true }, effects, {
+      clock: systemClock,
+      checkoutBaseUrl: config.checkoutBaseUrl,
+    }),
+  );
 }

@@ -12,6 +12,10 @@ import { migrateToLatest } from '../../db/migrate';
 import { contractClient, bearer, memoryLogger } from '../helpers/test-app';
 import { createTestDatabase, withAdminClient, type TestDatabase } from '../helpers/test-database';
 
+// Every command is a process of its own (tsx, then the database opened and migrated): seconds each, more on a
+// loaded machine, so the tests get minutes rather than jest's default.
+jest.setTimeout(240_000);
+
 const run = promisify(execFile);
 const root = join(__dirname, '..', '..');
 const tsx = join(root, 'node_modules', '.bin', 'tsx');
@@ -148,14 +152,39 @@ test('usage errors are clear and touch nothing', async () => {
   expect(noShop.json.error.message).toMatch(/No shop/);
 });
 
-test('demo prints a full-access key that works', async () => {
+test('demo prints a full-access key that works and a pending order; order create and complete walk a purchase', async () => {
   const demo = await cli('demo');
   expect(demo.code).toBe(0);
+  expect(demo.json.checkout_url).toMatch(/\/invoice\/[0-9a-f-]{36}$/);
+  let gameKey = '';
   await withApp(async (http) => {
     const caps = await http.get('/dev/v1/me/capabilities').set(bearer(demo.json.key));
     expect(caps.body.data.full_access).toBe(true);
+    expect(caps.body.data.enabledPaymentMethods).toEqual(['SANDBOX']);
+    const pending = await http.get('/dev/v1/orders').set(bearer(demo.json.key));
+    expect(pending.body.data.map((o: { id: string; status: string }) => [o.id, o.status])).toEqual([
+      [demo.json.order_id, 'PENDING'],
+    ]);
+    gameKey = pending.body.data[0].items[0].product_id;
   });
-});
+  const shop = demo.json.shop_id;
+  const refused = await cli('order', 'create', '--shop', shop, '--email', 'a@example.com', '--items', `${gameKey}:999`);
+  expect(refused.code).toBe(1);
+  expect(refused.json.error.message).toMatch(/serials? of Game Key left/);
+  const bad = await cli('order', 'create', '--shop', shop, '--email', 'a@example.com', '--items', 'x:y:z');
+  expect([bad.code, bad.json.error.message]).toEqual([1, expect.stringMatching(/--items/)]);
+  const created = await cli('order', 'create', '--shop', shop, '--email', 'cli@example.com', '--items', `${gameKey}:2`);
+  expect(created.code).toBe(0);
+  expect(created.json).toMatchObject({ status: 'PENDING', total: 29.98, customer_email: 'cli@example.com' });
+  const done = await cli('order', 'complete', '--shop', shop, '--id', created.json.id);
+  expect(done.code).toBe(0);
+  expect(done.json.status).toBe('COMPLETED');
+  expect(done.json.items[0].delivered_items.codes).toHaveLength(2);
+  const again = await cli('order', 'complete', '--shop', shop, '--id', created.json.id);
+  expect([again.code, again.json.error.message]).toEqual([1, expect.stringMatching(/COMPLETED/)]);
+  const mail = await cli('emails', 'list', '--shop', shop);
+  expect(mail.json.map((m: { template: string }) => m.template).sort()).toEqual(['delivery', 'receipt']);
+}, 240_000);
 
 (process.env.DATABASE_URL ? test.skip : test)(
   'the embedded database refuses a second process instead of corrupting it',
