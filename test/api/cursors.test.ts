@@ -69,7 +69,10 @@ test('a cursor with any one byte changed, or cut, or lengthened, is rejected', a
   await expectCursorRejected(customersPage2(Buffer.concat([bytes, Buffer.of(0)]).toString('base64url')));
   await expectCursorRejected(customersPage2(`${cursor}A`));
   await expectCursorRejected(customersPage2(`${cursor}=`));
-  await expectCursorRejected(customersPage2(cursor.replace(/-/g, '+').replace(/_/g, '/')));
+  // The base64 (not base64url) spelling: only a change when the cursor holds a - or _ (about 9 in 10 do).
+  const plainBase64 = cursor.replace(/-/g, '+').replace(/_/g, '/');
+  if (plainBase64 !== cursor) await expectCursorRejected(customersPage2(plainBase64));
+  await expectCursorRejected(customersPage2(`+${cursor.slice(1)}`));
   await expectCursorRejected('/dev/v1/customers?limit=2&cursor=garbage');
   await expectCursorRejected('/dev/v1/products?limit=1&cursor=a.b.c');
 });
