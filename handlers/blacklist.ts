@@ -1,0 +1,8 @@
+import { blacklistCursorList } from '../src/domain/blacklist';
+import type { OperationHandler } from '../src/http/handler';
+import { listHandler } from '../src/http/list-handler';
+
+export const listBlacklistEntries: OperationHandler<'listBlacklistEntries'> = listHandler(
+  blacklistCursorList,
+  () => undefined,
+);
