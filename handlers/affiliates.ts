@@ -1,0 +1,44 @@
+import {
+  affiliateList,
+  affiliatePerformance,
+  approveAffiliateApplication as approve,
+  convertAffiliateBalance as convert,
+} from '../src/domain/affiliates';
+import type { OperationHandler } from '../src/http/handler';
+import { listHandler } from '../src/http/list-handler';
+
+export const listAffiliateCustomers: OperationHandler<'listAffiliateCustomers'> = listHandler(
+  affiliateList,
+  () => undefined,
+);
+
+export const getAffiliatePerformance: OperationHandler<'getAffiliatePerformance'> = async ({
+  db,
+  auth,
+  params,
+  query,
+  services,
+}) => ({
+  data: await affiliatePerformance(db, auth.shop.id, params.customerId, query, services.clock),
+});
+
+export const approveAffiliateApplication: OperationHandler<'approveAffiliateApplication'> = async ({
+  db,
+  auth,
+  params,
+  effects,
+  services,
+}) => ({
+  data: await approve(db, auth.shop.id, params.id, effects, services.clock),
+});
+
+export const convertCustomerAffiliateBalance: OperationHandler<'convertCustomerAffiliateBalance'> = async ({
+  db,
+  auth,
+  params,
+  body,
+  effects,
+  services,
+}) => ({
+  data: await convert(db, auth.shop.id, params.id, body, effects, services.clock),
+});
