@@ -1,0 +1,70 @@
+import type { ReadDb } from '../db/queries/shop-scope';
+import {
+  createLicense as create,
+  deleteLicense as remove,
+  getLicense as get,
+  licenseCursorList,
+  licenseFilters,
+  updateLicense as update,
+  validateLicense as validate,
+  type LicenseDeps,
+} from '../src/domain/licenses';
+import { singleStatement, type OperationHandler, type Services } from '../src/http/handler';
+import { listPage } from '../src/platform/cursor-list';
+import { cachedLicenseKeyring } from '../src/platform/license-keys';
+
+const licenseDeps = (services: Services, db: ReadDb): LicenseDeps => ({
+  clock: services.clock,
+  keyring: () => cachedLicenseKeyring(services, db),
+});
+
+export const listLicenses: OperationHandler<'listLicenses'> = async ({ db, auth, query, services }) => ({
+  page: await listPage(
+    licenseCursorList(licenseDeps(services, db)),
+    db,
+    services.cursors,
+    auth.shop.id,
+    { limit: query.limit, cursor: query.cursor, filters: licenseFilters(query) },
+    undefined,
+  ),
+});
+
+export const createLicense: OperationHandler<'createLicense'> = async ({ db, auth, body, effects, services }) => ({
+  status: 201,
+  data: await create(db, auth.shop.id, body, effects, licenseDeps(services, db)),
+});
+
+export const getLicense: OperationHandler<'getLicense'> = async ({ db, auth, params, services }) => ({
+  data: await get(db, auth.shop.id, params.id, licenseDeps(services, db)),
+});
+
+export const updateLicense: OperationHandler<'updateLicense'> = async ({
+  db,
+  auth,
+  params,
+  body,
+  effects,
+  services,
+}) => ({
+  data: await update(db, auth.shop.id, params.id, body, effects, licenseDeps(services, db)),
+});
+
+export const deleteLicense: OperationHandler<'deleteLicense'> = async ({ db, auth, params }) => {
+  await remove(db, auth.shop.id, params.id);
+  return { data: {} };
+};
+
+/**
+ * The hottest public call of a software seller: one statement, run outside the unit of work when no
+ * Idempotency-Key is sent (singleStatement, src/http/handler.ts); then `db` is the pool and the statement writes
+ * the request's audit entry itself.
+ */
+export const validateLicense: OperationHandler<'validateLicense'> = singleStatement<'validateLicense'>(
+  async ({ db, auth, body, services, inlineAudit, effects }) => {
+    const data = await validate(db, auth.shop.id, body, licenseDeps(services, db), inlineAudit);
+    // In the unit of work (an Idempotency-Key was sent) the platform writes the audit entry: name the license in it.
+    if (db.isTransaction)
+      effects.audit({ action: 'licenses.validate', resourceType: 'license', resourceId: data.license.id });
+    return { data };
+  },
+);
