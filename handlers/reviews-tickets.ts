@@ -1,0 +1,8 @@
+import { reviewCursorList } from '../src/domain/reviews';
+import { ticketCursorList } from '../src/domain/tickets';
+import type { OperationHandler } from '../src/http/handler';
+import { listHandler } from '../src/http/list-handler';
+
+export const listReviews: OperationHandler<'listReviews'> = listHandler(reviewCursorList, () => undefined);
+
+export const listTickets: OperationHandler<'listTickets'> = listHandler(ticketCursorList, () => undefined);
