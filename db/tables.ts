@@ -129,9 +129,7 @@ export interface CustomersTable {
   phone: string | null;
   country: string | null;
   note: string | null;
-  total_spent: ColumnType<string, string | undefined, string>;
-  total_orders: ColumnType<number, number | undefined, number>;
-  blacklisted: ColumnType<boolean, boolean | undefined, boolean>;
+  // total_spent, total_orders and blacklisted are computed (migration 0010): see CustomerFigures.
   wallet_id: string;
   wallet_currency: string;
   wallet_balance: ColumnType<string, string | undefined, string>;
@@ -528,3 +526,433 @@ export interface DynamicDeliverySecretsTable {
 export interface Database {
   dynamic_delivery_secrets: DynamicDeliverySecretsTable;
 }
+
+// The blacklist (migration 0010). A customer's figures are computed from it and from the orders, never stored.
+export type BlacklistEntryType = 'EMAIL' | 'EMAIL_DOMAIN' | 'IP' | 'COUNTRY';
+
+export interface BlacklistEntriesTable {
+  id: string;
+  shop_id: string;
+  type: BlacklistEntryType;
+  /** Normalised: emails and domains lower-cased, countries upper-cased, IPs as PostgreSQL prints the network. */
+  value: string;
+  /** IP entries: the address or range (inet text); null for the other types. */
+  network: string | null;
+  note: string | null;
+  created_at: Timestamp;
+}
+
+export interface Database {
+  blacklist_entries: BlacklistEntriesTable;
+}
+
+/** What a customer's row does not store: computed in SQL from its paid orders, refunds and the blacklist. */
+export interface CustomerFigures {
+  /** Sum of `total - refunded` over the customer's paid orders (numeric text). */
+  total_spent: string;
+  /** Number of the customer's paid orders (refunded ones included). */
+  total_orders: number;
+  /** An EMAIL, EMAIL_DOMAIN or COUNTRY entry matches the customer. */
+  blacklisted: boolean;
+}
+
+export type BlacklistEntryRow = Selectable<BlacklistEntriesTable>;
+
+// Store-credit wallets (migration 0011): the ledger (one row per movement; customers.wallet_balance is its sum,
+// kept by src/domain/wallets.ts) and the part of an order paid from the buyer's wallet.
+export interface WalletTransactionsTable {
+  id: string;
+  shop_id: string;
+  customer_id: string;
+  /** Signed: positive credits, negative debits. */
+  amount: string;
+  currency: string;
+  type: string;
+  description: string | null;
+  order_id: string | null;
+  created_at: Timestamp;
+}
+
+export interface OrdersTable {
+  /** Paid from the buyer's wallet: held while PENDING, captured on completion, released on void. */
+  balance_paid: Money;
+}
+
+export interface Database {
+  wallet_transactions: WalletTransactionsTable;
+}
+
+export type WalletTransactionRow = Selectable<WalletTransactionsTable>;
+
+// Catalog extras (migration 0009): variant fields and options, quantity deals, add-ons, and what an order item was
+// bought with (src/domain/catalog-extras.ts, src/domain/line-extras.ts).
+export interface ProductVariantFieldsTable {
+  id: string;
+  shop_id: string;
+  product_id: string;
+  name: string;
+  sort_order: Int;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface ProductVariantFieldOptionsTable {
+  id: string;
+  shop_id: string;
+  field_id: string;
+  value: string;
+  /** Added to the unit price when chosen; may be negative. */
+  price_adjustment: ColumnType<string, string | undefined, string>;
+  sort_order: Int;
+  created_at: Timestamp;
+}
+
+export interface QuantityDealsTable {
+  id: string;
+  shop_id: string;
+  uniqid: string;
+  title: string;
+  enabled: Bool;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface QuantityDealProductsTable {
+  shop_id: string;
+  deal_id: string;
+  product_id: string;
+}
+
+export interface QuantityDealTiersTable {
+  shop_id: string;
+  deal_id: string;
+  min_quantity: number;
+  discount_type: 'PERCENTAGE' | 'FIXED';
+  discount_value: string;
+}
+
+export interface AddonsTable {
+  id: string;
+  shop_id: string;
+  title: string;
+  description: string | null;
+  price: string;
+  currency: string;
+  required: Bool;
+  enabled: Bool;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface AddonProductsTable {
+  shop_id: string;
+  addon_id: string;
+  product_id: string;
+}
+
+/** An option chosen for an order item, as bought. */
+export interface ChosenOptionRecord {
+  field_id: string;
+  name: string;
+  option_id: string;
+  value: string;
+  /** Numeric text. */
+  price_adjustment: string;
+}
+
+/** An add-on of an order item, as bought: its price per unit and its total for the item's quantity. */
+export interface ChosenAddonRecord {
+  id: string;
+  title: string;
+  /** Numeric text. */
+  unit_price: string;
+  /** Numeric text. */
+  total: string;
+}
+
+export interface OrderItemsTable {
+  variant_options: ColumnType<ChosenOptionRecord[] | null, string | null | undefined, string | null>;
+  addons: ColumnType<ChosenAddonRecord[] | null, string | null | undefined, string | null>;
+  /** The quantity deal's discount on the line (0 when none applied). */
+  quantity_discount: ColumnType<string, string | undefined, string>;
+  quantity_deal_id: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+export interface Database {
+  product_variant_fields: ProductVariantFieldsTable;
+  product_variant_field_options: ProductVariantFieldOptionsTable;
+  quantity_deals: QuantityDealsTable;
+  quantity_deal_products: QuantityDealProductsTable;
+  quantity_deal_tiers: QuantityDealTiersTable;
+  addons: AddonsTable;
+  addon_products: AddonProductsTable;
+}
+
+export type VariantFieldRow = Selectable<ProductVariantFieldsTable>;
+export type VariantFieldOptionRow = Selectable<ProductVariantFieldOptionsTable>;
+export type QuantityDealRow = Selectable<QuantityDealsTable>;
+export type QuantityDealTierRow = Selectable<QuantityDealTiersTable>;
+export type AddonRow = Selectable<AddonsTable>;
+
+// The affiliate program (migration 0012): applications, the time a customer became an affiliate, and the commission
+// ledger. An affiliate's figures are sums over affiliate_commissions (src/domain/affiliate-figures.ts); the
+// customers columns affiliate_balance / affiliate_lifetime_earnings / affiliate_referred_orders only hold what a
+// fixture imported from before (nothing changes them afterwards) and are added to those sums.
+export interface CustomersTable {
+  /** When the customer became an affiliate (approval, or creation for a fixture affiliate); null otherwise. */
+  affiliate_approved_at: NullableTimestamp;
+}
+
+export type AffiliateApplicationStatus = 'PENDING' | 'APPROVED' | 'REJECTED';
+
+export interface AffiliateApplicationsTable {
+  id: string;
+  shop_id: string;
+  customer_id: string;
+  status: ColumnType<AffiliateApplicationStatus, AffiliateApplicationStatus | undefined, AffiliateApplicationStatus>;
+  /** The code asked for; null: one is generated on approval. */
+  requested_code: string | null;
+  commission_percent: Money;
+  note: string | null;
+  created_at: Timestamp;
+  decided_at: NullableTimestamp;
+}
+
+export type AffiliateCommissionKind = 'ACCRUAL' | 'REVERSAL' | 'CONVERSION';
+
+export interface AffiliateCommissionsTable {
+  id: string;
+  shop_id: string;
+  affiliate_customer_id: string;
+  kind: AffiliateCommissionKind;
+  /** Signed: accruals positive, reversals and conversions negative. */
+  amount: string;
+  currency: string;
+  order_id: string | null;
+  refund_id: string | null;
+  wallet_transaction_id: string | null;
+  commission_percent: string | null;
+  created_at: Timestamp;
+}
+
+export interface Database {
+  affiliate_applications: AffiliateApplicationsTable;
+  affiliate_commissions: AffiliateCommissionsTable;
+}
+
+export type AffiliateApplicationRow = Selectable<AffiliateApplicationsTable>;
+export type AffiliateCommissionRow = Selectable<AffiliateCommissionsTable>;
+
+// Subscriptions (migration 0014): billing intervals of products and variants, subscriptions, renewal invoices.
+export type BillingInterval = 'DAY' | 'WEEK' | 'MONTH' | 'YEAR';
+export type SubscriptionStatus = 'TRIALING' | 'ACTIVE' | 'PAST_DUE' | 'PAUSED' | 'CANCELLED' | 'EXPIRED';
+
+export interface ProductsTable {
+  /** With billing_interval_count; both null: every 1 MONTH. */
+  billing_interval: ColumnType<BillingInterval | null, BillingInterval | null | undefined, BillingInterval | null>;
+  billing_interval_count: ColumnType<number | null, number | null | undefined, number | null>;
+}
+
+export interface ProductVariantsTable {
+  /** Null: the product's interval. */
+  billing_interval: ColumnType<BillingInterval | null, BillingInterval | null | undefined, BillingInterval | null>;
+  billing_interval_count: ColumnType<number | null, number | null | undefined, number | null>;
+}
+
+export interface SubscriptionsTable {
+  id: string;
+  shop_id: string;
+  customer_id: string;
+  /** Lower-cased. */
+  customer_email: string;
+  product_id: string;
+  variant_id: string | null;
+  origin_order_id: string | null;
+  origin_item_id: string | null;
+  status: SubscriptionStatus;
+  unit_price: string;
+  quantity: number;
+  currency: string;
+  interval: BillingInterval;
+  interval_count: number;
+  current_period_start: Timestamp;
+  current_period_end: Timestamp;
+  next_renewal_at: Timestamp;
+  cancel_at_period_end: Bool;
+  paused_at: NullableTimestamp;
+  resume_at: NullableTimestamp;
+  pause_reason: string | null;
+  unpaid_renewals: Int;
+  cancelled_at: NullableTimestamp;
+  custom_fields: ColumnType<Record<string, string>, string | undefined, string>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export type RenewalStatus = 'OPEN' | 'PAID' | 'EXPIRED';
+
+export interface SubscriptionRenewalsTable {
+  id: string;
+  shop_id: string;
+  subscription_id: string;
+  order_id: string;
+  period_start: Timestamp;
+  period_end: Timestamp;
+  status: RenewalStatus;
+  created_at: Timestamp;
+  settled_at: NullableTimestamp;
+}
+
+export interface OrdersTable {
+  /** The subscription this order started (its first SUBSCRIPTION line) or renews. */
+  subscription_id: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+export interface Database {
+  subscriptions: SubscriptionsTable;
+  subscription_renewals: SubscriptionRenewalsTable;
+}
+
+export type SubscriptionRow = Selectable<SubscriptionsTable>;
+export type SubscriptionRenewalRow = Selectable<SubscriptionRenewalsTable>;
+
+// Licenses (migration 0013): license keys (hashed for look-up, sealed for display), their registered devices, and
+// the product columns that make a product a license product (src/domain/license-issuing.ts).
+export interface ProductsTable {
+  /** Devices per key issued for this product; null: not a license product. */
+  license_activation_limit: ColumnType<number | null, number | null | undefined, number | null>;
+  /** Issued keys expire this many days after the order completes; null: never. */
+  license_duration_days: ColumnType<number | null, number | null | undefined, number | null>;
+}
+
+export interface OrderItemsTable {
+  /** Licenses the item issued when its order completed (0: none). */
+  license_count: Int;
+}
+
+export interface LicensesTable {
+  id: string;
+  shop_id: string;
+  product_id: string;
+  order_id: string | null;
+  order_item_id: string | null;
+  customer_id: string | null;
+  /** Lower-cased. */
+  customer_email: string | null;
+  /** HMAC-SHA256 of the key under the server's license secret (src/platform/license-keys.ts). */
+  key_hash: Buffer;
+  /** The key, AES-256-GCM sealed to this row (shown on the license and its order). */
+  key_sealed: Buffer;
+  status: 'ACTIVE' | 'REVOKED';
+  activation_limit: Int;
+  expires_at: NullableTimestamp;
+  note: string | null;
+  last_validated_at: NullableTimestamp;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface LicenseDevicesTable {
+  id: string;
+  shop_id: string;
+  license_id: string;
+  slot: number;
+  hwid: string;
+  registered_at: Timestamp;
+  last_validated_at: Timestamp;
+}
+
+export interface Database {
+  licenses: LicensesTable;
+  license_devices: LicenseDevicesTable;
+}
+
+export type LicenseRow = Selectable<LicensesTable>;
+export type LicenseDeviceRow = Selectable<LicenseDevicesTable>;
+
+// Disputes, reviews and support tickets (migration 0015).
+export type DisputeReason =
+  | 'FRAUDULENT'
+  | 'PRODUCT_NOT_RECEIVED'
+  | 'PRODUCT_UNACCEPTABLE'
+  | 'DUPLICATE'
+  | 'SUBSCRIPTION_CANCELED'
+  | 'CREDIT_NOT_PROCESSED'
+  | 'GENERAL';
+export type DisputeStatus = 'OPEN' | 'UNDER_REVIEW' | 'WON' | 'LOST' | 'CLOSED';
+
+export interface DisputesTable {
+  id: string;
+  shop_id: string;
+  order_id: string;
+  order_uniqid: string;
+  gateway: string;
+  reason: DisputeReason;
+  status: DisputeStatus;
+  amount: string;
+  currency: string;
+  /** Lower-cased. */
+  customer_email: string | null;
+  /** Where a WON or CLOSED dispute puts the order back. */
+  order_status_before: 'COMPLETED' | 'PARTIALLY_REFUNDED';
+  evidence_due_by: NullableTimestamp;
+  closed_at: NullableTimestamp;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface ReviewsTable {
+  id: string;
+  shop_id: string;
+  order_id: string;
+  product_id: string | null;
+  customer_id: string | null;
+  /** Lower-cased. */
+  customer_email: string | null;
+  rating: number;
+  message: string | null;
+  reply: string | null;
+  replied_at: NullableTimestamp;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export type TicketStatus = 'OPEN' | 'PENDING' | 'CLOSED';
+export type TicketPriority = 'LOW' | 'NORMAL' | 'HIGH';
+
+export interface TicketsTable {
+  id: string;
+  shop_id: string;
+  customer_id: string;
+  /** Lower-cased. */
+  customer_email: string;
+  order_id: string | null;
+  subject: string;
+  status: TicketStatus;
+  priority: TicketPriority;
+  message_count: number;
+  last_message_at: Timestamp;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface TicketMessagesTable {
+  id: string;
+  shop_id: string;
+  ticket_id: string;
+  author: 'BUYER' | 'MERCHANT';
+  body: string;
+  created_at: Timestamp;
+}
+
+export interface Database {
+  disputes: DisputesTable;
+  reviews: ReviewsTable;
+  tickets: TicketsTable;
+  ticket_messages: TicketMessagesTable;
+}
+
+export type DisputeRow = Selectable<DisputesTable>;
+export type ReviewRow = Selectable<ReviewsTable>;
+export type TicketRow = Selectable<TicketsTable>;
+export type TicketMessageRow = Selectable<TicketMessagesTable>;

@@ -2,13 +2,22 @@
 // openapi.yaml without an entry here fails to compile. Operations not built yet map to notImplemented (501).
 import type { HandlerMap } from '../src/http/handler';
 import * as account from './account';
+import * as affiliates from './affiliates';
+import * as blacklist from './blacklist';
 import * as catalog from './catalog';
+import * as catalogExtras from './catalog-extras';
+import * as coupons from './coupons';
 import * as customers from './customers';
+import * as disputes from './disputes';
+import * as licenses from './licenses';
 import * as orderActions from './order-actions';
 import * as orderLists from './order-lists';
 import * as orders from './orders';
 import * as payments from './payments';
+import * as reviewsTickets from './reviews-tickets';
 import * as security from './security';
+import * as subscriptions from './subscriptions';
+import * as wallets from './wallets';
 import * as webhooks from './webhooks';
 
 import { notImplemented } from './not-implemented';
@@ -26,28 +35,28 @@ export const handlers: HandlerMap = {
   startOAuthAuthorization: notImplemented,
   approveOAuthAuthorization: notImplemented,
   exchangeOAuthToken: notImplemented,
-  approveAffiliateApplication: notImplemented,
-  listAffiliateCustomers: notImplemented,
-  getAffiliatePerformance: notImplemented,
+  approveAffiliateApplication: affiliates.approveAffiliateApplication,
+  listAffiliateCustomers: affiliates.listAffiliateCustomers,
+  getAffiliatePerformance: affiliates.getAffiliatePerformance,
   listAnalyticsReports: notImplemented,
   generateAnalyticsReport: notImplemented,
-  listCoupons: notImplemented,
-  checkCoupon: notImplemented,
-  listProductAddons: notImplemented,
-  updateQuantityDeal: notImplemented,
-  listProductVariantFields: notImplemented,
-  createProductVariantField: notImplemented,
-  createProductVariantFieldOption: notImplemented,
-  listBlacklistEntries: notImplemented,
-  convertCustomerAffiliateBalance: notImplemented,
-  creditCustomerWallet: notImplemented,
-  debitCustomerWallet: notImplemented,
-  listLicenses: notImplemented,
-  createLicense: notImplemented,
-  validateLicense: notImplemented,
-  deleteLicense: notImplemented,
-  getLicense: notImplemented,
-  updateLicense: notImplemented,
+  listCoupons: coupons.listCoupons,
+  checkCoupon: coupons.checkCoupon,
+  listProductAddons: catalogExtras.listProductAddons,
+  updateQuantityDeal: catalogExtras.updateQuantityDeal,
+  listProductVariantFields: catalogExtras.listProductVariantFields,
+  createProductVariantField: catalogExtras.createProductVariantField,
+  createProductVariantFieldOption: catalogExtras.createProductVariantFieldOption,
+  listBlacklistEntries: blacklist.listBlacklistEntries,
+  convertCustomerAffiliateBalance: affiliates.convertCustomerAffiliateBalance,
+  creditCustomerWallet: wallets.creditCustomerWallet,
+  debitCustomerWallet: wallets.debitCustomerWallet,
+  listLicenses: licenses.listLicenses,
+  createLicense: licenses.createLicense,
+  validateLicense: licenses.validateLicense,
+  deleteLicense: licenses.deleteLicense,
+  getLicense: licenses.getLicense,
+  updateLicense: licenses.updateLicense,
   listInvoices: orderLists.listInvoices,
   listOrders: orderLists.listOrders,
   createOrder: orders.createOrder,
@@ -77,13 +86,13 @@ export const handlers: HandlerMap = {
   getStoreLayout: notImplemented,
   updateStoreLayout: notImplemented,
   updateMessagingBotNotifications: notImplemented,
-  listSubscriptions: notImplemented,
-  updateSubscriptionCustomFields: notImplemented,
-  pauseSubscription: notImplemented,
-  getSubscriptionPlanOptions: notImplemented,
-  listDisputes: notImplemented,
-  listReviews: notImplemented,
-  listTickets: notImplemented,
+  listSubscriptions: subscriptions.listSubscriptions,
+  updateSubscriptionCustomFields: subscriptions.updateSubscriptionCustomFields,
+  pauseSubscription: subscriptions.pauseSubscription,
+  getSubscriptionPlanOptions: subscriptions.getSubscriptionPlanOptions,
+  listDisputes: disputes.listDisputes,
+  listReviews: reviewsTickets.listReviews,
+  listTickets: reviewsTickets.listTickets,
   listThemes: notImplemented,
   createTheme: notImplemented,
   getThemeDocument: notImplemented,

@@ -10,6 +10,8 @@ import { ApiError } from './errors';
 import * as admin from './domain/admin';
 import { revealDynamicSecret } from './domain/dynamic-delivery';
 import { FixtureError } from './domain/fixtures';
+import { applyAsOperator } from './domain/affiliates';
+import * as support from './domain/support-admin';
 
 const usage = `Usage: npm run -s cli -- <command> [options] [--json]
 
@@ -28,11 +30,23 @@ const usage = `Usage: npm run -s cli -- <command> [options] [--json]
   tax set --shop SHOP_ID --rate 20 [--inclusive]
   coupon create --shop SHOP_ID --code CODE --type PERCENTAGE|FIXED --value 10 [--currency USD]
                 [--max-uses N] [--expires 2027-01-01T00:00:00Z] [--products PROD_ID,PROD_ID]
+  blacklist add --shop SHOP_ID --type EMAIL|EMAIL_DOMAIN|IP|COUNTRY --value VALUE [--note TEXT]
+                                      an entry POST /orders refuses buyers by (IP: an address or CIDR range)
   dynamic-secret --shop SHOP_ID       the secret signing the shop's dynamic-delivery requests
   order create --shop SHOP_ID --email EMAIL --items PROD_ID[/VARIANT_ID][:QTY],… [--coupon CODE] [--name TITLE]
                                       a PENDING order, exactly as POST /orders; prints its checkout link
   order complete --shop SHOP_ID --id ORDER_ID [--quiet]
                                       completes it through the pipeline (delivery, mail unless --quiet, events)
+  affiliate apply --shop SHOP_ID --email EMAIL [--code CODE] [--commission 10] [--note TEXT]
+                                      an affiliate application of the customer (approve: POST /affiliates/applications/{id}/approve)
+  dispute open --shop SHOP_ID --order ORDER_ID [--reason FRAUDULENT|PRODUCT_NOT_RECEIVED|…|GENERAL]
+                                      the SANDBOX gateway disputes an order it was paid for (the order becomes DISPUTED)
+  dispute close --shop SHOP_ID --id DISPUTE_ID --outcome WON|LOST|CLOSED
+                                      the SANDBOX gateway decides it (LOST refunds what remains)
+  review create --shop SHOP_ID --order ORDER_ID --rating 1-5 [--product PROD_ID] [--message TEXT]
+                                      a buyer's review of a COMPLETED order (as the storefront would write it)
+  ticket create --shop SHOP_ID --email EMAIL --subject TEXT --message TEXT [--order ORDER_ID] [--priority LOW|NORMAL|HIGH]
+                                      a support ticket of a customer of the shop
   demo
 `;
 
@@ -88,6 +102,16 @@ async function run(argv: string[], database: () => Promise<DatabaseHandle>): Pro
       items: { type: 'string' },
       coupon: { type: 'string' },
       quiet: { type: 'boolean' },
+      commission: { type: 'string' },
+      note: { type: 'string' },
+      order: { type: 'string' },
+      reason: { type: 'string' },
+      outcome: { type: 'string' },
+      rating: { type: 'string' },
+      product: { type: 'string' },
+      message: { type: 'string' },
+      subject: { type: 'string' },
+      priority: { type: 'string' },
     },
   });
   const command = positionals.join(' ');
@@ -105,9 +129,15 @@ async function run(argv: string[], database: () => Promise<DatabaseHandle>): Pro
     'gateway list',
     'tax set',
     'coupon create',
+    'blacklist add',
     'dynamic-secret',
     'order create',
     'order complete',
+    'affiliate apply',
+    'dispute open',
+    'dispute close',
+    'review create',
+    'ticket create',
     'demo',
   ];
   if (!known.includes(command)) throw new UsageError(command ? `Unknown command "${command}"` : 'No command given');
@@ -270,6 +300,15 @@ async function run(argv: string[], database: () => Promise<DatabaseHandle>): Pro
         });
         return { json: coupon, text: `Created coupon ${coupon.code} (${coupon.id})` };
       }
+      case 'blacklist add': {
+        const entry = await admin.addBlacklistEntry(db, {
+          shopId: required(values, 'shop'),
+          type: required(values, 'type'),
+          value: required(values, 'value'),
+          note: values.note,
+        });
+        return { json: entry, text: `Blacklisted ${entry.type} ${entry.value} (${entry.id})` };
+      }
       case 'order create': {
         const order = await admin.placeOrder(db, {
           shopId: required(values, 'shop'),
@@ -291,6 +330,59 @@ async function run(argv: string[], database: () => Promise<DatabaseHandle>): Pro
         });
         const lines = order.items.map((i) => `  ${i.product_title}: ${i.delivery_status}`);
         return { json: order, text: [`Order ${order.id} ${order.status}`, ...lines].join('\n') };
+      }
+      case 'affiliate apply': {
+        const application = await applyAsOperator(db, {
+          shopId: required(values, 'shop'),
+          email: required(values, 'email'),
+          code: values.code,
+          commissionPercent: values.commission,
+          note: values.note,
+        });
+        return {
+          json: application,
+          text: `Affiliate application ${application.id} of ${application.email} PENDING (${application.commission_percent}%)`,
+        };
+      }
+      case 'dispute open': {
+        const dispute = await support.openSandboxDispute(db, {
+          shopId: required(values, 'shop'),
+          orderId: required(values, 'order'),
+          reason: values.reason,
+        });
+        return {
+          json: dispute,
+          text: `Dispute ${dispute.id} ${dispute.status} on order ${dispute.order_id} (${dispute.reason}); the order is DISPUTED`,
+        };
+      }
+      case 'dispute close': {
+        const dispute = await support.closeSandboxDispute(db, {
+          shopId: required(values, 'shop'),
+          disputeId: required(values, 'id'),
+          outcome: required(values, 'outcome'),
+        });
+        return { json: dispute, text: `Dispute ${dispute.id} ${dispute.status} (order ${dispute.order_id})` };
+      }
+      case 'review create': {
+        const review = await support.createStorefrontReview(db, {
+          shopId: required(values, 'shop'),
+          orderId: required(values, 'order'),
+          rating: required(values, 'rating'),
+          productId: values.product,
+          message: values.message,
+        });
+        return { json: review, text: `Review ${review.id} (${review.rating}/5) of order ${review.order_id}` };
+      }
+      case 'ticket create': {
+        const ticket = await support.createStorefrontTicket(db, {
+          shopId: required(values, 'shop'),
+          email: required(values, 'email'),
+          subject: required(values, 'subject'),
+          message: required(values, 'message'),
+          orderId: values.order,
+          priority: values.priority,
+        });
+        return { json: ticket, text: `Ticket ${ticket.id} ${ticket.status} from ${ticket.customer_email}` };
       }
       default: {
         const demo = await admin.createDemo(db, { checkoutBaseUrl: loadConfig().checkoutBaseUrl });

@@ -254,10 +254,15 @@ export const errorCatalog = {
     message: 'The coupon has been used its maximum number of times.',
     doc: 'The coupon reached `max_uses`.',
   },
+  COUPON_NOT_APPLICABLE: {
+    status: 400,
+    message: 'The coupon does not apply to these items.',
+    doc: 'The coupon is limited to other products, or is a FIXED coupon in another currency than the items; the same rule for `POST /orders` and `GET /coupons/code/{code}`.',
+  },
   BUYER_BLOCKED: {
     status: 400,
     message: 'The buyer is blacklisted by the shop.',
-    doc: 'The buyer email belongs to a customer the shop has blacklisted; no order is created.',
+    doc: "An entry of the shop's blacklist (`GET /blacklist`) matches the buyer's email, email domain, country or IP address; no order is created.",
   },
   ORDER_NOT_PENDING: {
     status: 400,
@@ -272,7 +277,7 @@ export const errorCatalog = {
   ORDER_NOT_REFUNDABLE: {
     status: 400,
     message: 'The order cannot be refunded.',
-    doc: 'Only `COMPLETED` or `PARTIALLY_REFUNDED` orders can be refunded.',
+    doc: 'Only `COMPLETED` or `PARTIALLY_REFUNDED` orders can be refunded; a `DISPUTED` order cannot be refunded while its dispute is open (the dispute decides: a lost one refunds what remains).',
   },
   REFUND_EXCEEDS_REMAINING: {
     status: 400,
@@ -317,7 +322,7 @@ export const errorCatalog = {
   SUBSCRIPTION_NOT_ACTIVE: {
     status: 400,
     message: 'The subscription is not active.',
-    doc: 'Only an `ACTIVE` or `TRIALING` subscription can be paused.',
+    doc: 'Only an `ACTIVE` or `TRIALING` subscription can be paused (or a `PAUSED` one, to change its `resume_at`); a `PAST_DUE`, `CANCELLED` or `EXPIRED` one cannot.',
   },
   AFFILIATE_APPLICATION_NOT_PENDING: {
     status: 400,

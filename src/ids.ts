@@ -26,7 +26,23 @@ export type IdPrefix =
   | 'att'
   | 'plk'
   | 'rfd'
-  | 'dyn';
+  | 'bl'
+  | 'dyn'
+  | 'vfd'
+  | 'vfo'
+  | 'qdl'
+  | 'add'
+  | 'wtx'
+  | 'aapp'
+  | 'acm'
+  | 'sub'
+  | 'srn'
+  | 'lic'
+  | 'ldv'
+  | 'dsp'
+  | 'rev'
+  | 'tkt'
+  | 'tkm';
 
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${uuidv7().replace(/-/g, '')}`;

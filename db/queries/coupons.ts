@@ -1,7 +1,36 @@
 // Coupons of a shop and the products each is limited to.
 import { sql, type Transaction } from 'kysely';
 import type { CouponRow, Database } from '../tables';
+import { pageOf, type PageRow } from './shop-rows';
 import { inShop, inShopForWrite, type ReadDb, type ShopRow } from './shop-scope';
+
+export type CouponPageRow = PageRow<'coupons'>;
+
+/** One keyset page of the shop's coupons (newest first by default). */
+export const couponsPage = pageOf('coupons');
+
+/** The products each of the given coupons is limited to, by coupon id (a coupon without limits is absent). */
+export async function productIdsOfCoupons(
+  db: ReadDb,
+  shopId: string,
+  couponIds: readonly string[],
+): Promise<Map<string, string[]>> {
+  const byCoupon = new Map<string, string[]>();
+  if (couponIds.length === 0) return byCoupon;
+  const rows = await inShop(db, shopId)
+    .selectFrom('coupon_products')
+    .select(['coupon_id', 'product_id'])
+    .where('coupon_id', 'in', couponIds)
+    .orderBy('coupon_id')
+    .orderBy('product_id')
+    .execute();
+  for (const r of rows) {
+    const list = byCoupon.get(r.coupon_id);
+    if (list) list.push(r.product_id);
+    else byCoupon.set(r.coupon_id, [r.product_id]);
+  }
+  return byCoupon;
+}
 
 /** The shop's coupon with this code; codes are stored lower-cased, so the lookup is case-insensitive. */
 export async function couponByCode(db: ReadDb, shopId: string, code: string): Promise<CouponRow | undefined> {

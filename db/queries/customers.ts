@@ -1,16 +1,89 @@
-// Customers of a shop (with their wallet and affiliate columns).
-import { sql, type Transaction } from 'kysely';
-import type { CustomerRow, Database } from '../tables';
+// Customers of a shop (with their wallet and affiliate columns) and their computed figures.
+import { CompiledQuery, sql, type Transaction } from 'kysely';
+import type { CustomerFigures, CustomerRow, Database } from '../tables';
 import { chunks, insertChunkRows } from './chunks';
-import { byIdOf, pageOf, type PageRow } from './shop-rows';
+import { applyKeyset, keysetParameters, keysetShape, type Keyset } from './keyset';
 import { inShop, inShopForWrite, type ReadDb, type ShopRow } from './shop-scope';
 
-export type CustomerPageRow = PageRow<'customers'>;
+/** A customer with the figures computed from its paid orders, refunds and the shop's blacklist. */
+export type CustomerAccountRow = CustomerRow & CustomerFigures;
+export type CustomerPageRow = CustomerAccountRow & { cursor_value: string };
 
-/** One keyset page of a shop's customers: `limit + 1` rows matching the keyset's filters, in its order. */
-export const customersPage = pageOf('customers');
+/**
+ * The customer's figures, derived in SQL (never stored, so they cannot drift): `total_spent` is the sum of
+ * `total - refunded` over the customer's paid orders (`completed_at` set, whatever their status since), in the
+ * orders' own amounts; `total_orders` counts those orders; `blacklisted` says whether an EMAIL, EMAIL_DOMAIN or
+ * COUNTRY entry of the shop's blacklist matches the customer. Correlated on the `customers` row of the query, and
+ * on its shop.
+ */
+const figures = {
+  total_spent: sql<string>`coalesce((select sum(o.total - o.refunded) from orders o
+    where o.shop_id = customers.shop_id and o.customer_id = customers.id and o.completed_at is not null), 0)::numeric(20, 8)`,
+  total_orders: sql<number>`(select count(*) from orders o
+    where o.shop_id = customers.shop_id and o.customer_id = customers.id and o.completed_at is not null)::integer`,
+  blacklisted: sql<boolean>`exists (select 1 from blacklist_entries b where b.shop_id = customers.shop_id and (
+    (b.type = 'EMAIL' and b.value = customers.email collate "C")
+    or (b.type = 'EMAIL_DOMAIN' and b.value = split_part(customers.email, '@', 2) collate "C")
+    or (b.type = 'COUNTRY' and b.value = customers.country collate "C")))`,
+};
 
-export const customerById = byIdOf('customers');
+/** The shop's customers with their figures, as a query other queries can read from. */
+function customerAccounts(db: ReadDb, shopId: string) {
+  return inShop(db, shopId)
+    .selectFrom('customers')
+    .selectAll('customers')
+    .select([
+      figures.total_spent.as('total_spent'),
+      figures.total_orders.as('total_orders'),
+      figures.blacklisted.as('blacklisted'),
+    ]);
+}
+
+const compiledPages = new Map<string, string>();
+
+/**
+ * One keyset page of a shop's customers with their figures: `limit + 1` rows matching the keyset's filters, in its
+ * order. The figures are columns of a derived table, so filters and sorts on them (`blacklisted`, `min_total_spent`,
+ * `total_spent`) work like any column; the planner pulls the derived table up, so a page in a column's order is
+ * still that column's index range, with the figures computed for the page's rows only. Sorting or filtering on a
+ * figure computes it for every customer of the shop (one index look-up in orders_shop_customer_paid_idx each).
+ * Compiled once per keyset shape, like pageOf (shop-rows.ts).
+ */
+export async function customersPage(db: ReadDb, shopId: string, keyset: Keyset): Promise<CustomerPageRow[]> {
+  const shape = keysetShape(keyset);
+  const values = [shopId, ...keysetParameters(keyset)];
+  let text = compiledPages.get(shape);
+  if (text === undefined) {
+    const query = applyKeyset(
+      db.selectFrom(customerAccounts(db, shopId).as('customers')).selectAll(),
+      keyset,
+    ).compile();
+    if (query.parameters.length !== values.length || query.parameters.some((p, i) => p !== values[i])) {
+      throw new Error("customersPage: the page query's parameters are not in the expected order");
+    }
+    text = query.sql;
+    compiledPages.set(shape, text);
+  }
+  return (await db.executeQuery<CustomerPageRow>(CompiledQuery.raw(text, values))).rows;
+}
+
+/** The shop's customer with this id and its figures, or undefined (another shop's customer is not found). */
+export async function customerById(db: ReadDb, shopId: string, id: string): Promise<CustomerAccountRow | undefined> {
+  return customerAccounts(db, shopId).where('customers.id', '=', id).executeTakeFirst();
+}
+
+/** The figures of the shop's customer with this id (undefined when there is none). */
+export async function customerFigures(db: ReadDb, shopId: string, id: string): Promise<CustomerFigures | undefined> {
+  return inShop(db, shopId)
+    .selectFrom('customers')
+    .select([
+      figures.total_spent.as('total_spent'),
+      figures.total_orders.as('total_orders'),
+      figures.blacklisted.as('blacklisted'),
+    ])
+    .where('customers.id', '=', id)
+    .executeTakeFirst();
+}
 
 /** How many customers of the shop the given affiliate referred. */
 export async function referredCustomerCount(db: ReadDb, shopId: string, affiliateId: string): Promise<number> {
@@ -75,43 +148,4 @@ export async function insertCustomerIfAbsent(
     .onConflict((oc) => oc.columns(['shop_id', 'email']).doNothing())
     .returningAll()
     .executeTakeFirst();
-}
-
-/** Adds a paid order to the customer's totals. */
-export async function addCustomerOrder(
-  trx: Transaction<Database>,
-  shopId: string,
-  id: string,
-  amount: string,
-  now: Date,
-): Promise<void> {
-  await inShopForWrite(trx, shopId)
-    .updateTable('customers')
-    .set((eb) => ({
-      total_spent: sql<string>`${eb.ref('total_spent')} + ${amount}::numeric`,
-      total_orders: sql<number>`${eb.ref('total_orders')} + 1`,
-      updated_at: now,
-    }))
-    .where('id', '=', id)
-    .execute();
-}
-
-/** Credits an active affiliate with a commission on a referred order. */
-export async function creditAffiliate(
-  trx: Transaction<Database>,
-  shopId: string,
-  id: string,
-  commission: string,
-  now: Date,
-): Promise<void> {
-  await inShopForWrite(trx, shopId)
-    .updateTable('customers')
-    .set((eb) => ({
-      affiliate_balance: sql<string>`${eb.ref('affiliate_balance')} + ${commission}::numeric`,
-      affiliate_lifetime_earnings: sql<string>`${eb.ref('affiliate_lifetime_earnings')} + ${commission}::numeric`,
-      affiliate_referred_orders: sql<number>`${eb.ref('affiliate_referred_orders')} + 1`,
-      updated_at: now,
-    }))
-    .where('id', '=', id)
-    .execute();
 }

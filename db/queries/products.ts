@@ -42,11 +42,20 @@ export async function variantsByProduct(
 
 export type NewProduct = Omit<
   ProductRow,
-  'shop_id' | 'created_at' | 'updated_at' | 'description_tabs' | 'custom_fields'
+  | 'shop_id'
+  | 'created_at'
+  | 'updated_at'
+  | 'description_tabs'
+  | 'custom_fields'
+  | 'license_activation_limit'
+  | 'license_duration_days'
+  | 'billing_interval'
+  | 'billing_interval_count'
 > & {
   description_tabs: string;
   custom_fields: string;
-};
+} & Partial<Pick<ProductRow, 'license_activation_limit' | 'license_duration_days'>> &
+  Partial<Pick<ProductRow, 'billing_interval' | 'billing_interval_count'>>;
 
 export async function insertProduct(trx: Transaction<Database>, shopId: string, row: NewProduct): Promise<ProductRow> {
   return inShopForWrite(trx, shopId).insertInto('products', row).returningAll().executeTakeFirstOrThrow();

@@ -1,5 +1,5 @@
 // Refunds of orders, and what a refund takes back from the buyer's customer record.
-import { sql, type Selectable, type Transaction } from 'kysely';
+import { type Selectable, type Transaction } from 'kysely';
 import type { Database } from '../tables';
 import { inShop, inShopForWrite, type ReadDb, type ShopRow } from './shop-scope';
 
@@ -21,22 +21,5 @@ export async function refundsOfOrder(db: ReadDb, shopId: string, orderId: string
     .where('order_id', '=', orderId)
     .orderBy('created_at')
     .orderBy('id')
-    .execute();
-}
-
-/**
- * Takes a refunded amount off the customer's lifetime spend. Floored at 0: an order that completed before spend
- * was counted (or was counted elsewhere) must not push the total below zero, which the column's check refuses.
- */
-export async function reduceCustomerTotalSpent(
-  trx: Transaction<Database>,
-  shopId: string,
-  customerId: string,
-  amount: string,
-): Promise<void> {
-  await inShopForWrite(trx, shopId)
-    .updateTable('customers')
-    .set({ total_spent: sql<string>`greatest(total_spent - ${amount}::numeric, 0)` })
-    .where('id', '=', customerId)
     .execute();
 }

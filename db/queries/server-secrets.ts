@@ -13,3 +13,12 @@ export async function serverSecret(db: Kysely<Database>, name: string): Promise<
   const row = await db.selectFrom('server_secrets').select('secret').where('name', '=', name).executeTakeFirstOrThrow();
   return Buffer.from(row.secret);
 }
+
+/** The named secret if it was ever made (a read: works on a read-only connection). */
+export async function existingServerSecret(
+  db: Pick<Kysely<Database>, 'selectFrom'>,
+  name: string,
+): Promise<Buffer | undefined> {
+  const row = await db.selectFrom('server_secrets').select('secret').where('name', '=', name).executeTakeFirst();
+  return row ? Buffer.from(row.secret) : undefined;
+}

@@ -1,8 +1,11 @@
 // The HTML of the hosted checkout and of the sandbox gateway's page. Server-rendered, nothing loaded from another
 // host, no script: every value shown went through escapeHtml, since titles, variants and delivered content are
 // written by merchants and buyers.
+import Decimal from 'decimal.js';
 import escapeHtml from 'escape-html';
-import type { GatewayRow, OrderItemRow, OrderRow, PaymentAttemptRow } from '../../db/tables';
+import type { GatewayRow, OrderItemRow, OrderRow, PaymentAttemptRow, PaymentLinkRow } from '../../db/tables';
+import type { LinkUnavailable } from '../domain/payment-link-orders';
+import { amountDue } from '../domain/wallet-orders';
 import { decimalString } from '../platform/money';
 
 const e = (value: unknown): string => escapeHtml(String(value ?? ''));
@@ -59,7 +62,7 @@ export function invoicePage({ shopName, order, items, gateways, latestAttempt, p
 <p>Status: <span class="status" id="status">${e(order.status)}</span></p>
 <table><thead><tr><th>Item</th><th class="n">Quantity</th><th class="n">Unit price</th><th class="n">Total</th></tr></thead>
 <tbody>${rows}</tbody><tfoot>${totals}
-<tr><th colspan="3">Total</th><th class="n" id="total">${money(order.total)}</th></tr></tfoot></table>
+<tr><th colspan="3">Total</th><th class="n" id="total">${money(order.total)}</th></tr>${walletRows(order, money)}</tfoot></table>
 ${stateSection(order, items, gateways, latestAttempt, path)}`,
   );
 }
@@ -75,13 +78,16 @@ function stateSection(
     const retry =
       latestAttempt?.status === 'FAILED' ? '<p class="note">Your last payment did not go through; try again.</p>' : '';
     if (gateways.length === 0) return `${retry}<p>This shop has no payment method available right now.</p>`;
+    // An invoice created without a buyer email asks for it: the receipt and the customer record need one.
+    const email =
+      order.customer_email === null
+        ? `<p><label>Your email (receipt) <input type="email" name="email" required maxlength="254"
+autocomplete="email"></label></p>`
+        : '';
     const buttons = gateways
-      .map(
-        (g) => `<form method="post" action="${e(path)}/pay"><input type="hidden" name="gateway" value="${e(g.code)}">
-<button type="submit">Pay with ${e(g.code)}</button></form>`,
-      )
+      .map((g) => `<button type="submit" name="gateway" value="${e(g.code)}">Pay with ${e(g.code)}</button>`)
       .join('\n');
-    return `<h2>Payment</h2>${retry}${buttons}`;
+    return `<h2>Payment</h2>${retry}<form method="post" action="${e(path)}/pay">${email}${buttons}</form>`;
   }
   if (order.status === 'VOIDED') return '<p>This invoice has expired and can no longer be paid.</p>';
   if (!paidStatuses.has(order.status)) return '<p>Your payment is being processed.</p>';
@@ -177,9 +183,11 @@ export interface SandboxPage {
   /** `/sandbox/checkout/<sessionId>`. */
   path: string;
   invoiceUrl: string;
+  /** The dispute buttons of a paid session (src/checkout/disputes.ts), already escaped HTML. */
+  disputeSection?: string;
 }
 
-export function sandboxPage({ attempt, currency, path, invoiceUrl }: SandboxPage): string {
+export function sandboxPage({ attempt, currency, path, invoiceUrl, disputeSection = '' }: SandboxPage): string {
   const amount = `${e(decimalString(attempt.amount, currency))} ${e(currency)}`;
   const actions =
     attempt.status === 'PENDING'
@@ -189,6 +197,48 @@ export function sandboxPage({ attempt, currency, path, invoiceUrl }: SandboxPage
   return page(
     'Sandbox checkout',
     `<p class="note">SANDBOX gateway: a test payment page, no money moves.</p>
-<h1>Pay ${amount}</h1><p>Amount: <span id="amount">${amount}</span></p>${actions}`,
+<h1>Pay ${amount}</h1><p>Amount: <span id="amount">${amount}</span></p>${actions}${disputeSection}`,
   );
+}
+
+export interface PaymentLinkPage {
+  shopName: string;
+  link: PaymentLinkRow;
+  /** What the link sells, as the buyer reads it (`Game Key (Gold) × 2`), and its price per unit, when a product. */
+  product: { title: string; unitPrice: string } | undefined;
+  /** Why it cannot sell, or null. */
+  unavailable: LinkUnavailable | null;
+  path: string;
+}
+
+const unavailableText: Record<LinkUnavailable, string> = {
+  disabled: 'This payment link has been turned off by the shop.',
+  expired: 'This payment link has expired.',
+  exhausted: 'This payment link has been used as many times as the shop allows.',
+};
+
+/** A payment link's page: what it sells and a form asking for the email the receipt and goods go to. */
+export function paymentLinkPage({ shopName, link, product, unavailable, path }: PaymentLinkPage): string {
+  const money = (amount: string) => `${e(decimalString(amount, link.currency))} ${e(link.currency)}`;
+  const what = product
+    ? `<p>${e(product.title)} × ${e(link.quantity)} <span id="price">${money(product.unitPrice)}</span> each</p>`
+    : `<p>Amount: <span id="price">${money(link.amount ?? '0')}</span></p>`;
+  const action = unavailable
+    ? `<p class="status" id="unavailable">${e(unavailableText[unavailable])}</p>`
+    : `<form method="post" action="${e(path)}"><label>Your email (receipt and delivery)
+<input type="email" name="email" required maxlength="254" autocomplete="email"></label>
+<button type="submit">Continue to payment</button></form>`;
+  return page(`${link.title} · ${shopName}`, `<p>${e(shopName)}</p><h1>${e(link.title)}</h1>${what}${action}`);
+}
+
+export function unavailableLinkMessage(reason: LinkUnavailable): string {
+  return unavailableText[reason];
+}
+
+/** An order paid partly from the buyer's wallet: what the wallet paid and what is left to pay here. */
+function walletRows(order: OrderRow, money: (amount: string) => string): string {
+  if (new Decimal(order.balance_paid).isZero()) return '';
+  return `
+<tr><td colspan="3">Paid from your wallet</td><td class="n" id="balance-paid">${money(order.balance_paid)}</td></tr>
+<tr><th colspan="3">Due</th><th class="n" id="due">${money(amountDue(order))}</th></tr>`;
 }

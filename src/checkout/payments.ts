@@ -1,7 +1,7 @@
 // Paying an invoice through a SESSION gateway from the hosted checkout: start a session (one payment attempt), then
 // settle the attempt when the gateway reports it paid or failed. An invoice may have several attempts (the buyer
 // retries, or comes back to an old tab); the order's row lock decides which payment completes it, once.
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { orderByIdForUpdate, orderByUniqid, updateOrder } from '../../db/queries/orders';
 import { gatewayByCode } from '../../db/queries/gateways';
 import {
@@ -10,13 +10,16 @@ import {
   insertPaymentAttempt,
   updatePaymentAttempt,
 } from '../../db/queries/payment-attempts';
-import type { Database, PaymentAttemptRow } from '../../db/tables';
+import { shopById } from '../../db/queries/shops';
+import type { Database, OrderRow, PaymentAttemptRow } from '../../db/tables';
+import { admitBuyer } from '../domain/buyers';
 import { adapterFor } from '../domain/gateways';
 import { completeInvoice } from '../domain/order-completion';
+import { amountDue } from '../domain/wallet-orders';
 import type { Services } from '../http/handler';
 import { newId } from '../ids';
 import { decimalString } from '../platform/money';
-import type { UnitOfWork, WriteOrigin } from '../platform/unit-of-work';
+import type { Effects, UnitOfWork, WriteOrigin } from '../platform/unit-of-work';
 import { checkoutUrl } from '../views/order';
 
 export const SANDBOX = 'SANDBOX';
@@ -38,17 +41,23 @@ export interface CheckoutDeps {
   services: Services;
 }
 
-function origin(shopId: string, operationId: string, requestId: string): WriteOrigin {
+export function checkoutOrigin(shopId: string, operationId: string, requestId: string): WriteOrigin {
   // No credential and no API request: the buyer's page and the gateway act for nobody the audit trail records.
   return { shopId, credentialId: undefined, operationId, requestId };
 }
 
-/** Starts a session at the chosen gateway for a PENDING invoice; returns where to send the buyer. */
+/**
+ * Starts a session at the chosen gateway for a PENDING invoice; returns where to send the buyer. An invoice created
+ * without a buyer email (`POST /payments` allows it) asks for one here, so the receipt, `order:paid` and the customer
+ * record always have it.
+ */
 export async function startPayment(
   deps: CheckoutDeps,
   uniqid: string,
   gatewayCode: string,
   requestId: string,
+  email: string | undefined,
+  ipAddress: string | undefined,
 ): Promise<string> {
   const { db, unitOfWork, services } = deps;
   const order = await orderByUniqid(db, uniqid);
@@ -64,32 +73,55 @@ export async function startPayment(
     );
   if (order.status !== 'PENDING')
     throw new CheckoutRefusal(400, 'Invoice not payable', 'This invoice is no longer waiting for a payment.');
+  if (order.customer_email === null && email === undefined)
+    throw new CheckoutRefusal(400, 'Email needed', 'Enter the email address the receipt goes to.');
 
   const session = adapterFor(gateway, services.config.publicUrl).startSession({
     shopId: order.shop_id,
     orderUniqid: order.uniqid,
-    amount: decimalString(order.total, order.currency),
+    // The part the buyer's wallet does not pay (src/domain/wallet-orders.ts).
+    amount: decimalString(amountDue(order), order.currency),
     currency: order.currency,
     returnUrl: checkoutUrl(services.config.checkoutBaseUrl, order.uniqid),
   });
-  await unitOfWork.run(origin(order.shop_id, 'checkoutStartPayment', requestId), async (trx) => {
+  await unitOfWork.run(checkoutOrigin(order.shop_id, 'checkoutStartPayment', requestId), async (trx, effects) => {
     const locked = await orderByIdForUpdate(trx, order.shop_id, order.id);
     // Paid or expired between the page and the click: no session for an invoice that cannot take a payment.
     if (locked?.status !== 'PENDING')
       throw new CheckoutRefusal(400, 'Invoice not payable', 'This invoice is no longer waiting for a payment.');
     const now = services.clock.now();
+    if (locked.customer_email === null && email !== undefined)
+      await setBuyer(trx, locked, { email, ipAddress }, effects, now);
     await insertPaymentAttempt(trx, order.shop_id, {
       id: newId('pay'),
       order_id: order.id,
       gateway: gateway.code,
       session_id: session.sessionId,
       status: 'PENDING',
-      amount: locked.total,
+      amount: amountDue(locked),
       created_at: now,
     });
     await updateOrder(trx, order.shop_id, order.id, { gateway: gateway.code, updated_at: now });
   });
   return session.checkoutUrl;
+}
+
+/** The buyer of an invoice that had none, found or created as a customer by the email given on the checkout. */
+async function setBuyer(
+  trx: Transaction<Database>,
+  order: OrderRow,
+  buyer: { email: string; ipAddress?: string },
+  effects: Effects,
+  now: Date,
+) {
+  const shop = await shopById(trx, order.shop_id);
+  if (!shop) throw new Error(`shop ${order.shop_id} vanished`);
+  const customer = await admitBuyer(trx, shop, buyer, effects);
+  await updateOrder(trx, order.shop_id, order.id, {
+    customer_id: customer.id,
+    customer_email: customer.email,
+    updated_at: now,
+  });
 }
 
 /** The sandbox session and its invoice; a refusal (404) for an unknown session. */
@@ -117,7 +149,7 @@ export async function settleSandboxPayment(
   const found = await sandboxSession(db, sessionId);
   const shopId = found.shop_id;
   const operation = outcome === 'PAID' ? 'sandboxPaymentPaid' : 'sandboxPaymentFailed';
-  await unitOfWork.run(origin(shopId, operation, requestId), async (trx, effects) => {
+  await unitOfWork.run(checkoutOrigin(shopId, operation, requestId), async (trx, effects) => {
     // The order's lock first, then the attempt's: the order of locks every payment path takes.
     const order = await orderByIdForUpdate(trx, shopId, found.order_id);
     const attempt = await attemptByIdForUpdate(trx, shopId, found.id);

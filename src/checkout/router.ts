@@ -1,14 +1,33 @@
-// The hosted checkout (`/invoice/:uniqid`) and the SANDBOX gateway's own payment page (`/sandbox/checkout/...`):
-// HTML pages for buyers, outside the /dev/v1 API. The uniqid and the session id are the only credentials here.
+// The hosted checkout (`/invoice/:uniqid`), payment-link pages (`/link/:uniqid`) and the SANDBOX gateway's own
+// payment page (`/sandbox/checkout/...`): HTML pages for buyers, outside the /dev/v1 API. The uniqid and the session id are the only credentials here.
 import express, { Router, type Request, type RequestHandler, type Response } from 'express';
 import { activeGateways } from '../../db/queries/gateways';
 import { attachmentForDownload, itemsOfOrders, orderByUniqid } from '../../db/queries/orders';
 import { attemptsOfOrder } from '../../db/queries/payment-attempts';
+import { paymentLinkByUniqid, variantOfProduct } from '../../db/queries/payment-links';
+import { productById } from '../../db/queries/products';
 import { shopById } from '../../db/queries/shops';
+import { canonicalIp } from '../domain/blacklist';
+import { linkUnavailability, orderFromPaymentLink, PaymentLinkUnavailable } from '../domain/payment-link-orders';
 import { ApiError } from '../errors';
 import { checkoutUrl } from '../views/order';
-import { deliveredFiles, invoicePage, messagePage, sandboxPage } from './pages';
-import { CheckoutRefusal, sandboxSession, settleSandboxPayment, startPayment, type CheckoutDeps } from './payments';
+import {
+  deliveredFiles,
+  invoicePage,
+  messagePage,
+  paymentLinkPage,
+  sandboxPage,
+  unavailableLinkMessage,
+} from './pages';
+import {
+  CheckoutRefusal,
+  checkoutOrigin,
+  sandboxSession,
+  settleSandboxPayment,
+  startPayment,
+  type CheckoutDeps,
+} from './payments';
+import { closeDisputeOnSession, openDisputeOnSession, sandboxDisputeSection } from './disputes';
 
 // No script runs on these pages even if a value escaped its escaping; nobody frames them (clickjacking a Pay button).
 const securityHeaders = {
@@ -27,6 +46,23 @@ function sendPage(res: Response, status: number, html: string): void {
 
 const requestIdOf = (res: Response): string => String(res.locals.requestId ?? '');
 
+// What the contract accepts as an email (CreateOrderRequest.email): one @, no spaces, at most 254 characters.
+const emailShape = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+/** The browser's address (behind a proxy only as far as TRUST_PROXY lets express believe it), for the blacklist. */
+function buyerIp(req: Request): string | undefined {
+  const ip = req.ip?.replace(/^::ffff:/, '');
+  return ip && canonicalIp(ip) !== null ? ip : undefined;
+}
+
+/** The buyer's email from a form, or a 400 page asking again. */
+function buyerEmail(body: Record<string, unknown>): string {
+  const email = typeof body.email === 'string' ? body.email.trim().toLowerCase() : '';
+  if (email.length > 254 || !emailShape.test(email))
+    throw new CheckoutRefusal(400, 'Email needed', 'Enter the email address the receipt and your items go to.');
+  return email;
+}
+
 export function checkoutRouter(deps: CheckoutDeps): Router {
   const { db, services } = deps;
   const router = Router();
@@ -39,6 +75,8 @@ export function checkoutRouter(deps: CheckoutDeps): Router {
         await fn(req, res);
       } catch (err) {
         if (err instanceof CheckoutRefusal) return sendPage(res, err.status, messagePage(err.title, err.message));
+        if (err instanceof PaymentLinkUnavailable)
+          return sendPage(res, 410, messagePage('Payment link unavailable', unavailableLinkMessage(err.reason)));
         if (err instanceof ApiError && err.status < 500)
           return sendPage(res, err.status, messagePage('Request refused', err.message));
         services.logger.error('checkout page failed', {
@@ -91,7 +129,9 @@ export function checkoutRouter(deps: CheckoutDeps): Router {
     route(async (req, res) => {
       const body = (req.body ?? {}) as Record<string, unknown>;
       const gateway = typeof body.gateway === 'string' ? body.gateway.trim().toUpperCase() : '';
-      res.redirect(303, await startPayment(deps, param(req, 'uniqid'), gateway, requestIdOf(res)));
+      // Only invoices without a buyer show the email field; an email sent for one that has a buyer is ignored.
+      const email = body.email === undefined ? undefined : buyerEmail(body);
+      res.redirect(303, await startPayment(deps, param(req, 'uniqid'), gateway, requestIdOf(res), email, buyerIp(req)));
     }),
   );
 
@@ -122,16 +162,72 @@ export function checkoutRouter(deps: CheckoutDeps): Router {
     '/sandbox/checkout/:sessionId',
     route(async (req, res) => {
       const attempt = await sandboxSession(db, param(req, 'sessionId'));
+      const path = `/sandbox/checkout/${encodeURIComponent(param(req, 'sessionId'))}`;
       sendPage(
         res,
         200,
         sandboxPage({
           attempt,
           currency: attempt.currency,
-          path: `/sandbox/checkout/${encodeURIComponent(param(req, 'sessionId'))}`,
+          path,
           invoiceUrl: invoiceUrl(attempt.uniqid),
+          disputeSection: await sandboxDisputeSection(db, attempt, path),
         }),
       );
+    }),
+  );
+
+  async function findLink(uniqid: string) {
+    const link = await paymentLinkByUniqid(db, uniqid);
+    if (!link) throw new CheckoutRefusal(404, 'Payment link not found', 'There is no payment link at this address.');
+    return link;
+  }
+
+  router.get(
+    '/link/:uniqid',
+    route(async (req, res) => {
+      const link = await findLink(param(req, 'uniqid'));
+      const [shop, product, variant] = await Promise.all([
+        shopById(db, link.shop_id),
+        link.product_id === null ? undefined : productById(db, link.shop_id, link.product_id),
+        link.product_id === null || link.variant_id === null
+          ? undefined
+          : variantOfProduct(db, link.shop_id, link.product_id, link.variant_id),
+      ]);
+      const unavailable = linkUnavailability(link, services.clock.now());
+      sendPage(
+        res,
+        unavailable ? 410 : 200,
+        paymentLinkPage({
+          shopName: shop?.name ?? '',
+          link,
+          product: product && {
+            title: variant ? `${product.title} (${variant.title})` : product.title,
+            unitPrice: variant?.price ?? product.price,
+          },
+          unavailable,
+          path: `/link/${encodeURIComponent(link.uniqid)}`,
+        }),
+      );
+    }),
+  );
+
+  router.post(
+    '/link/:uniqid',
+    form,
+    route(async (req, res) => {
+      const link = await findLink(param(req, 'uniqid'));
+      const email = buyerEmail((req.body ?? {}) as Record<string, unknown>);
+      const order = await deps.unitOfWork.run(
+        checkoutOrigin(link.shop_id, 'checkoutPaymentLink', requestIdOf(res)),
+        (trx, effects) =>
+          orderFromPaymentLink(trx, link.shop_id, link.id, { email, ipAddress: buyerIp(req) }, effects, {
+            clock: services.clock,
+            checkoutBaseUrl: services.config.checkoutBaseUrl,
+            orderTtlMinutes: services.config.orderTtlMinutes,
+          }),
+      );
+      res.redirect(303, invoiceUrl(order.uniqid));
     }),
   );
 
@@ -147,5 +243,28 @@ export function checkoutRouter(deps: CheckoutDeps): Router {
       }),
     );
   }
+  // The gateway disputes a paid session's order, and decides the dispute (src/checkout/disputes.ts).
+  const field = (req: Request, name: string): string | undefined => {
+    const v = ((req.body ?? {}) as Record<string, unknown>)[name];
+    return typeof v === 'string' ? v.trim().toUpperCase() : undefined;
+  };
+  router.post(
+    '/sandbox/checkout/:sessionId/dispute',
+    form,
+    route(async (req, res) => {
+      const sessionId = param(req, 'sessionId');
+      await openDisputeOnSession(deps, sessionId, field(req, 'reason'), requestIdOf(res));
+      res.redirect(303, `${services.config.publicUrl}/sandbox/checkout/${encodeURIComponent(sessionId)}`);
+    }),
+  );
+  router.post(
+    '/sandbox/checkout/:sessionId/dispute/close',
+    form,
+    route(async (req, res) => {
+      const sessionId = param(req, 'sessionId');
+      await closeDisputeOnSession(deps, sessionId, field(req, 'outcome') ?? '', requestIdOf(res));
+      res.redirect(303, `${services.config.publicUrl}/sandbox/checkout/${encodeURIComponent(sessionId)}`);
+    }),
+  );
   return router;
 }

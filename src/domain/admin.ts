@@ -20,6 +20,9 @@ import { newId } from '../ids';
 import { parseFixtures, seedFixtures, type Fixtures } from './fixtures';
 
 import { createOrder } from './orders';
+import { addBlacklistEntries, blacklistEntryTypes, normaliseEntry } from './blacklist';
+import { blacklistEntryView } from '../views/blacklist-entry';
+import type { BlacklistEntryType } from '../../db/tables';
 import { Effects, UnitOfWork } from '../platform/unit-of-work';
 import { defaultEffectSinks } from '../platform/effect-sinks';
 import { completeInvoice } from './order-completion';
@@ -316,8 +319,35 @@ export async function createCoupon(
   };
 }
 
+/** `blacklist add`: an entry of the shop's blacklist (see src/domain/blacklist.ts); an existing one is kept. */
+export async function addBlacklistEntry(
+  db: Kysely<Database>,
+  input: { shopId: string; type?: string; value?: string; note?: string },
+) {
+  const shop = await shopOrFail(db, input.shopId);
+  const type = (input.type ?? '').toUpperCase();
+  if (!blacklistEntryTypes.includes(type as BlacklistEntryType))
+    throw new AdminError(`--type must be one of ${blacklistEntryTypes.join(', ')}`);
+  const normalised = normaliseEntry(type, input.value ?? '');
+  if (typeof normalised === 'string') throw new AdminError(`--value ${normalised}`);
+  if (input.note !== undefined && input.note.length > 1000)
+    throw new AdminError('--note must be at most 1000 characters');
+  const [row] = await db
+    .transaction()
+    .execute((trx) =>
+      addBlacklistEntries(
+        trx,
+        shop.id,
+        [{ type, value: normalised.value, note: input.note ?? null }],
+        systemClock.now(),
+      ),
+    );
+  if (!row) throw new AdminError(`The shop already has the ${type} entry ${normalised.value}`);
+  return blacklistEntryView(row);
+}
+
 /** A write of the command line: one unit of work with every side effect (events, webhooks, mail, audit). */
-function operatorWrite<T>(
+export function operatorWrite<T>(
   db: Kysely<Database>,
   shopId: string,
   operationId: string,

@@ -1,13 +1,14 @@
 // Customer rules: the list's allow-list of filters and sorts, the affiliate summary, new customer rows.
 import type { Transaction } from 'kysely';
 import type { ReadDb } from '../../db/queries/shop-scope';
-import type { CustomerRow, Database } from '../../db/tables';
+import type { Database } from '../../db/tables';
 import * as customers from '../../db/queries/customers';
 import { NotFoundError } from '../errors';
 import { newId } from '../ids';
 import type { CursorList } from '../platform/cursor-list';
 import type { ListSpec } from '../platform/list-query';
 import { customerView } from '../views/customer';
+import { affiliateFiguresOfCustomer } from './affiliates';
 
 export type CustomerView = ReturnType<typeof customerView>;
 
@@ -48,8 +49,9 @@ export async function getCustomer(
   const row = await customers.customerById(db, shopId, id);
   if (!row) throw new NotFoundError('CUSTOMER_NOT_FOUND');
   if (!options.includeAffiliate) return customerView(row);
-  const referredCustomers = row.is_affiliate ? await customers.referredCustomerCount(db, shopId, row.id) : 0;
-  return customerView(row, { referredCustomers });
+  // The affiliate list's figures (src/domain/affiliates.ts), so both always show the same.
+  const figures = row.is_affiliate ? await affiliateFiguresOfCustomer(db, shopId, row.id) : undefined;
+  return customerView(row, { referredCustomers: figures?.referredCustomers ?? 0, figures });
 }
 
 export interface NewCustomerInput {
@@ -58,9 +60,6 @@ export interface NewCustomerInput {
   phone?: string | null;
   country?: string | null;
   note?: string | null;
-  total_spent?: string;
-  total_orders?: number;
-  blacklisted?: boolean;
   wallet_balance?: string;
   affiliate?: {
     code: string;
@@ -84,9 +83,6 @@ export function newCustomerRow(shop: { currency: string }, input: NewCustomerInp
     phone: input.phone ?? null,
     country: input.country ?? null,
     note: input.note ?? null,
-    total_spent: input.total_spent ?? '0',
-    total_orders: input.total_orders ?? 0,
-    blacklisted: input.blacklisted ?? false,
     wallet_id: newId('wal'),
     wallet_currency: shop.currency,
     wallet_balance: input.wallet_balance ?? '0',
@@ -97,6 +93,8 @@ export function newCustomerRow(shop: { currency: string }, input: NewCustomerInp
     affiliate_balance: a?.balance ?? '0',
     affiliate_lifetime_earnings: a?.lifetime_earnings ?? '0',
     affiliate_referred_orders: a?.referred_orders ?? 0,
+    // An affiliate made with the customer (fixtures) became one when it was created.
+    affiliate_approved_at: a ? (input.created_at ?? new Date()) : null,
     ...(input.created_at !== undefined ? { created_at: input.created_at } : {}),
     ...(input.updated_at !== undefined
       ? { updated_at: input.updated_at }
@@ -115,11 +113,13 @@ export async function customerForEmail(
   trx: Transaction<Database>,
   shop: { id: string; currency: string },
   email: string,
-): Promise<{ customer: CustomerRow; created: boolean }> {
+): Promise<{ customer: customers.CustomerAccountRow; created: boolean }> {
   const lower = email.toLowerCase();
   const inserted = await customers.insertCustomerIfAbsent(trx, shop.id, newCustomerRow(shop, { email: lower }));
-  if (inserted) return { customer: inserted, created: true };
-  const found = await customers.customerByEmailForUpdate(trx, shop.id, lower);
-  if (!found) throw new Error(`customer ${lower} vanished between insert and read`);
-  return { customer: found, created: false };
+  const row = inserted ?? (await customers.customerByEmailForUpdate(trx, shop.id, lower));
+  if (!row) throw new Error(`customer ${lower} vanished between insert and read`);
+  // The figures are computed (db/queries/customers.ts), so the row carries them for views and events.
+  const figures = await customers.customerFigures(trx, shop.id, row.id);
+  if (!figures) throw new Error(`customer ${lower} vanished`);
+  return { customer: { ...row, ...figures }, created: inserted !== undefined };
 }

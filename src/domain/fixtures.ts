@@ -11,13 +11,48 @@ import { insertCustomers, setReferrer } from '../../db/queries/customers';
 import { insertSerials } from '../../db/queries/serials';
 import { newId, newUniqid } from '../ids';
 import { newCustomerRow, type NewCustomerInput } from './customers';
+import {
+  billingColumns,
+  billingFixtureSchema,
+  seedSubscriptionFixtures,
+  subscriptionFixtureProblems,
+  subscriptionFixturesSchema,
+  type BillingFixture,
+  type SubscriptionFixture,
+} from './subscription-fixtures';
+import {
+  licenseColumns,
+  licenseFixtureProblems,
+  licenseFixturesSchema,
+  licenseProductFixtureDependencies,
+  licenseProductFixtureProperties,
+  seedLicenseFixtures,
+  type LicenseFixture,
+} from './license-fixtures';
+import { createAffiliateApplication } from './affiliates';
+import { addBlacklistEntries, normaliseEntry } from './blacklist';
+import { customerPastProblem, seedCustomerPasts } from './customer-history';
+import { postOpeningBalance } from './wallets';
+import { systemClock } from '../platform/clock';
 import Decimal from 'decimal.js';
 import type { GatewayKind } from '../../db/tables';
 import { insertAttachment } from '../../db/queries/attachments';
 import { insertCoupon } from '../../db/queries/coupons';
+import {
+  catalogExtrasChecks,
+  catalogExtrasFixtureSchema,
+  seedCatalogExtras,
+  type CatalogExtrasFixtures,
+} from './catalog-extras-fixtures';
 import { upsertGateway } from '../../db/queries/gateways';
 import { addProductFiles } from '../../db/queries/product-files';
 import { updateShopTax } from '../../db/queries/shops';
+import {
+  seedSupportFixtures,
+  supportFixtureProblems,
+  supportFixtureSchema,
+  type SupportFixtures,
+} from './support-fixtures';
 
 const decimal = { type: 'string', pattern: '^(0|[1-9][0-9]{0,11})(\\.[0-9]{1,8})?$' };
 
@@ -61,6 +96,8 @@ export const fixtureSchema = {
                 title: { type: 'string', minLength: 1 },
                 price: decimal,
                 stock: { type: 'integer', minimum: -1 },
+                // A SUBSCRIPTION product's variant may bill by its own interval.
+                billing: billingFixtureSchema,
               },
             },
           },
@@ -88,11 +125,17 @@ export const fixtureSchema = {
           },
           // Where a DYNAMIC product's delivery request goes.
           dynamic_webhook: { type: 'string', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://', maxLength: 2048 },
+          // How often a SUBSCRIPTION product bills (default: every 1 MONTH).
+          billing: billingFixtureSchema,
+          // A license product (src/domain/license-fixtures.ts).
+          ...licenseProductFixtureProperties,
         },
         dependentSchemas: {
+          ...licenseProductFixtureDependencies,
           serials: { required: ['type'], properties: { type: { const: 'SERIALS' } } },
           files: { required: ['type'], properties: { type: { const: 'FILE' } } },
           dynamic_webhook: { required: ['type'], properties: { type: { const: 'DYNAMIC' } } },
+          billing: { required: ['type'], properties: { type: { const: 'SUBSCRIPTION' } } },
         },
       },
     },
@@ -148,6 +191,8 @@ export const fixtureSchema = {
         },
       },
     },
+    // Variant fields with options, quantity deals and add-ons (src/domain/catalog-extras-fixtures.ts).
+    ...catalogExtrasFixtureSchema,
     // Webhook endpoints; each gets a new signing secret, returned once by `seed`.
     webhooks: {
       type: 'array',
@@ -182,8 +227,10 @@ export const fixtureSchema = {
           phone: { type: 'string', maxLength: 32 },
           country: { type: 'string', pattern: '^[A-Z]{2}$' },
           note: { type: 'string', maxLength: 2000 },
+          // The customer's past (src/domain/customer-history.ts): the figures are computed, so these seed paid
+          // orders (`total_orders`, the first of `total_spent`) and, for `blacklisted`, an EMAIL blacklist entry.
           total_spent: decimal,
-          total_orders: { type: 'integer', minimum: 0 },
+          total_orders: { type: 'integer', minimum: 0, maximum: 1000 },
           blacklisted: { type: 'boolean' },
           wallet_balance: decimal,
           // The email of another customer in this file: the affiliate who referred this one.
@@ -204,6 +251,45 @@ export const fixtureSchema = {
         },
       },
     },
+    // Affiliate applications of customers of this file (src/domain/affiliates.ts), approved with
+    // POST /affiliates/applications/{id}/approve.
+    affiliate_applications: {
+      type: 'array',
+      maxItems: 1000,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['email'],
+        properties: {
+          email: { type: 'string', format: 'email', maxLength: 254 },
+          code: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' },
+          commission_percent: { type: 'string', pattern: '^(100(\\.0{1,2})?|[0-9]{1,2}(\\.[0-9]{1,2})?)$' },
+          note: { type: 'string', maxLength: 2000 },
+          status: { enum: ['PENDING', 'REJECTED'] },
+        },
+      },
+    },
+    // Subscriptions imported as they stand (src/domain/subscription-fixtures.ts).
+    subscriptions: subscriptionFixturesSchema,
+    // Licenses imported as they stand (src/domain/license-fixtures.ts).
+    licenses: licenseFixturesSchema,
+    // Reviews, tickets and disputes of the shop's real orders and customers (src/domain/support-fixtures.ts).
+    ...supportFixtureSchema,
+    // Blacklist entries (src/domain/blacklist.ts): values are normalised; a repeated entry is kept once.
+    blacklist: {
+      type: 'array',
+      maxItems: 10000,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['type', 'value'],
+        properties: {
+          type: { enum: ['EMAIL', 'EMAIL_DOMAIN', 'IP', 'COUNTRY'] },
+          value: { type: 'string', minLength: 1, maxLength: 254 },
+          note: { type: 'string', maxLength: 1000 },
+        },
+      },
+    },
   },
 } as const;
 
@@ -218,13 +304,19 @@ export interface ProductFixture {
   gateways?: string[];
   unlisted?: boolean;
   description_tabs?: { title: string; content: string }[];
-  variants?: { title: string; price: string; stock?: number }[];
+  variants?: { title: string; price: string; stock?: number; billing?: BillingFixture }[];
   /** SERIALS products only; stock becomes their count. */
   serials?: string[];
   /** FILE products only. */
   files?: { filename: string; content_type?: string; content: string }[];
   /** DYNAMIC products only. */
   dynamic_webhook?: string;
+  /** SUBSCRIPTION products only (variants may have their own). */
+  billing?: BillingFixture;
+  /** A license product: devices per issued key. */
+  license_activation_limit?: number;
+  /** A license product: issued keys expire this many days after the order completes. */
+  license_duration_days?: number;
 }
 
 export interface GatewayFixture {
@@ -254,6 +346,17 @@ export interface CustomerFixture extends Omit<NewCustomerInput, 'name' | 'phone'
   country?: string;
   note?: string;
   referred_by?: string;
+  /** Seeded as paid orders (see customer-history.ts). */
+  total_spent?: string;
+  total_orders?: number;
+  /** Seeded as an EMAIL blacklist entry. */
+  blacklisted?: boolean;
+}
+
+export interface BlacklistFixture {
+  type: 'EMAIL' | 'EMAIL_DOMAIN' | 'IP' | 'COUNTRY';
+  value: string;
+  note?: string;
 }
 
 export interface WebhookFixture {
@@ -263,13 +366,26 @@ export interface WebhookFixture {
   enabled?: boolean;
 }
 
-export interface Fixtures {
+/** An affiliate application of a customer of the same file (by email). */
+export interface AffiliateApplicationFixture {
+  email: string;
+  code?: string;
+  commission_percent?: string;
+  note?: string;
+  status?: 'PENDING' | 'REJECTED';
+}
+
+export interface Fixtures extends CatalogExtrasFixtures, SupportFixtures {
+  affiliate_applications?: AffiliateApplicationFixture[];
   products?: ProductFixture[];
   customers?: CustomerFixture[];
   webhooks?: WebhookFixture[];
   gateways?: GatewayFixture[];
   tax?: { rate: string; inclusive?: boolean };
   coupons?: CouponFixture[];
+  blacklist?: BlacklistFixture[];
+  subscriptions?: SubscriptionFixture[];
+  licenses?: LicenseFixture[];
 }
 
 export class FixtureError extends Error {}
@@ -305,6 +421,18 @@ function crossChecks(f: Fixtures): string[] {
     else if (!(f.customers ?? [])[j]?.affiliate)
       problems.push(`/customers/${i}/referred_by names a customer who is not an affiliate`);
   });
+  const pendingApplicants = new Set<number>();
+  (f.affiliate_applications ?? []).forEach((a, i) => {
+    const j = emails.get(a.email.toLowerCase());
+    if (j === undefined) problems.push(`/affiliate_applications/${i}/email names no customer of this file`);
+    else if ((a.status ?? 'PENDING') === 'PENDING') {
+      if ((f.customers ?? [])[j]?.affiliate)
+        problems.push(`/affiliate_applications/${i}/email names a customer who is already an affiliate`);
+      if (pendingApplicants.has(j))
+        problems.push(`/affiliate_applications/${i}/email has a second PENDING application in this file`);
+      pendingApplicants.add(j);
+    }
+  });
   const titles = new Map<string, number>();
   for (const p of f.products ?? []) titles.set(p.title, (titles.get(p.title) ?? 0) + 1);
   const couponCodes = new Set<string>();
@@ -330,6 +458,18 @@ function crossChecks(f: Fixtures): string[] {
     if (gatewayCodes.has(g.code)) problems.push(`/gateways/${i}/code is used twice`);
     gatewayCodes.add(g.code);
   });
+  (f.customers ?? []).forEach((c, i) => {
+    const problem = customerPastProblem(c);
+    if (problem) problems.push(`/customers/${i} ${problem}`);
+  });
+  (f.blacklist ?? []).forEach((e, i) => {
+    const n = normaliseEntry(e.type, e.value);
+    if (typeof n === 'string') problems.push(`/blacklist/${i}/value ${n}`);
+  });
+  problems.push(...catalogExtrasChecks(f));
+  problems.push(...subscriptionFixtureProblems(f, new Date()));
+  problems.push(...licenseFixtureProblems(f));
+  problems.push(...supportFixtureProblems(f));
   return problems;
 }
 
@@ -366,12 +506,18 @@ export async function seedFixtures(
     variants: [] as string[],
     serials: 0,
     customers: [] as string[],
+    affiliateApplications: [] as string[],
     webhooks: [] as { id: string; url: string; secret: string }[],
     attachments: [] as string[],
     gateways: [] as string[],
     coupons: [] as string[],
+    blacklist: [] as string[],
+    subscriptions: [] as string[],
+    licenses: [] as string[],
   };
   const productsByTitle = new Map<string, string>();
+  const licenseProducts = new Map<string, { id: string; license_activation_limit: number | null }>();
+  const extrasProducts = new Map<string, { id: string; currency: string }>();
   for (const p of fixtures.products ?? []) {
     const product = await insertProduct(trx, shop.id, {
       id: newId('prod'),
@@ -407,9 +553,13 @@ export async function seedFixtures(
       dynamic_webhook: p.dynamic_webhook ?? null,
       image_id: null,
       image_url: null,
+      ...billingColumns(p.billing),
+      ...licenseColumns(p),
     });
     created.products.push(product.id);
     productsByTitle.set(p.title, product.id);
+    licenseProducts.set(p.title, product);
+    extrasProducts.set(p.title, { id: product.id, currency: product.currency });
     const attachments = [];
     for (const file of p.files ?? []) {
       attachments.push(
@@ -439,6 +589,7 @@ export async function seedFixtures(
         price_display: v.price,
         stock: v.stock ?? -1,
         sort_priority: i,
+        ...billingColumns(v.billing),
       })),
     );
     created.variants.push(...variants.map((v) => v.id));
@@ -460,15 +611,62 @@ export async function seedFixtures(
   const customers = await insertCustomers(
     trx,
     shop.id,
-    (fixtures.customers ?? []).map(({ referred_by: _r, ...c }) => newCustomerRow(shop, c)),
+    // The wallet balance is not written here: it is a ledger row, posted below.
+    // Nor are the figures: they are computed from the past seeded below (paid orders, blacklist entries).
+    (fixtures.customers ?? []).map(
+      ({ referred_by: _r, wallet_balance: _w, total_spent: _s, total_orders: _o, blacklisted: _b, ...c }) =>
+        newCustomerRow(shop, c),
+    ),
   );
   created.customers.push(...customers.map((c) => c.id));
   const byEmail = new Map(customers.map((c) => [c.email, c.id]));
+  await seedCustomerPasts(
+    trx,
+    shop,
+    (fixtures.customers ?? []).map((c) => ({
+      customerId: byEmail.get(c.email.toLowerCase())!,
+      email: c.email.toLowerCase(),
+      total_spent: c.total_spent,
+      total_orders: c.total_orders,
+      blacklisted: c.blacklisted,
+    })),
+  );
+  const entries = await addBlacklistEntries(trx, shop.id, fixtures.blacklist ?? [], new Date());
+  created.blacklist.push(...entries.map((e) => e.id));
   for (const c of fixtures.customers ?? []) {
     if (c.referred_by === undefined) continue;
     const id = byEmail.get(c.email.toLowerCase());
     const referrer = byEmail.get(c.referred_by.toLowerCase());
     if (id && referrer) await setReferrer(trx, shop.id, id, referrer);
+  }
+  for (const a of fixtures.affiliate_applications ?? []) {
+    const application = await createAffiliateApplication(
+      trx,
+      shop.id,
+      {
+        customerId: byEmail.get(a.email.toLowerCase())!,
+        code: a.code,
+        commissionPercent: a.commission_percent,
+        note: a.note,
+        status: a.status,
+      },
+      new Date(),
+    );
+    created.affiliateApplications.push(application.id);
+  }
+  // Wallet balances: one opening ADJUSTMENT ledger row each, so the balance is the ledger's sum from the start.
+  for (const [i, c] of (fixtures.customers ?? []).entries()) {
+    if (c.wallet_balance === undefined || new Decimal(c.wallet_balance).isZero()) continue;
+    const id = byEmail.get(c.email.toLowerCase())!;
+    try {
+      await postOpeningBalance(trx, shop.id, id, c.wallet_balance, systemClock);
+    } catch (err) {
+      if (err instanceof ValidationError)
+        throw new FixtureError(
+          `The fixture file is not valid: /customers/${i}/wallet_balance ${err.details?.[0]?.message ?? err.message}`,
+        );
+      throw err;
+    }
   }
   for (const w of fixtures.webhooks ?? []) {
     if (!webhookDeps) throw new FixtureError('webhooks in a fixture file need the webhook secret key to seed');
@@ -513,7 +711,36 @@ export async function seedFixtures(
     );
     created.coupons.push(coupon.id);
   }
-  return created;
+  created.licenses = await seedLicenseFixtures(
+    trx,
+    shop.id,
+    fixtures.licenses ?? [],
+    { products: licenseProducts, customersByEmail: byEmail },
+    new Date(),
+    (message) => new FixtureError(`The fixture file is not valid: ${message}`),
+  );
+  created.subscriptions = await seedSubscriptionFixtures(
+    trx,
+    shop.id,
+    fixtures.subscriptions ?? [],
+    { productsByTitle, customersByEmail: byEmail },
+    new Date(),
+  );
+  const extras = await seedCatalogExtras(
+    trx,
+    shop,
+    fixtures,
+    extrasProducts,
+    (message) => new FixtureError(`The fixture file is not valid: ${message}`),
+  );
+  const support = await seedSupportFixtures(
+    trx,
+    shop.id,
+    fixtures,
+    systemClock,
+    (message) => new FixtureError(`The fixture file is not valid: ${message}`),
+  );
+  return { ...created, ...extras, ...support };
 }
 
 /** Microseconds since the epoch -> ISO 8601 text with all six fractional digits (Date keeps only milliseconds). */

@@ -4,9 +4,7 @@
 // is delivered by its product type, the coupon, customer and affiliate are credited, and the receipt, delivery mail
 // and events are written through the outbox. A second completion waits for the lock and then finds the order no
 // longer PENDING, so two racing completions never both win.
-import Decimal from 'decimal.js';
 import type { Transaction } from 'kysely';
-import * as customers from '../../db/queries/customers';
 import * as orders from '../../db/queries/orders';
 import * as attempts from '../../db/queries/payment-attempts';
 import * as products from '../../db/queries/products';
@@ -17,10 +15,14 @@ import { ApiError, NotFoundError } from '../errors';
 import { newId } from '../ids';
 import { mailDraft } from '../mail/templates';
 import type { Clock } from '../platform/clock';
-import { decimalString, jsonAmount, roundToMinor } from '../platform/money';
+import { decimalString, jsonAmount } from '../platform/money';
 import type { Effects } from '../platform/unit-of-work';
 import { checkoutUrl, orderView, type OrderView } from '../views/order';
 import { queueDynamicDelivery } from './dynamic-delivery';
+import { withLicenseKeys, withLicenses } from './license-issuing';
+import { deliverSubscriptionLine } from './subscription-start';
+import { accrueCommission } from './affiliate-commissions';
+import { amountDue, captureWalletHold } from './wallet-orders';
 
 export interface CompletionOptions {
   /** The gateway that was paid (a manual completion records `MANUAL` unless the order names one). */
@@ -72,7 +74,9 @@ export async function completeInvoice(
   const mailItems: { title: string; content: string[] }[] = [];
   for (const item of items) {
     const product = item.product_id ? productRows.get(item.product_id) : undefined;
-    const d = await deliver(trx, shopId, order, item, product, now, deps.checkoutBaseUrl);
+    const delivered = await deliver(trx, shopId, order, item, product, now, deps.checkoutBaseUrl);
+    // A license product's units each issue a key (src/domain/license-issuing.ts); other items pass unchanged.
+    const d = await withLicenses(trx, shopId, order, item, product, now, effects, delivered);
     deliveredItems.push(
       await orders.updateOrderItem(trx, shopId, item.id, {
         delivery_status: d.status,
@@ -95,6 +99,8 @@ export async function completeInvoice(
     updated_at: now,
   });
   await credit(trx, shopId, completed, now);
+  // The part the buyer's wallet held for the order is taken from it now (src/domain/wallet-orders.ts).
+  await captureWalletHold(trx, completed, deps.clock);
 
   const shop = await shopById(trx, shopId);
   const shopName = shop?.name ?? '';
@@ -125,7 +131,14 @@ export async function completeInvoice(
       total: jsonAmount(completed.total),
       currency: completed.currency,
     });
-  const view = orderView(completed, deliveredItems, deps.checkoutBaseUrl);
+  const view = (
+    await withLicenseKeys(
+      trx,
+      shopId,
+      [{ view: orderView(completed, deliveredItems, deps.checkoutBaseUrl), items: deliveredItems }],
+      now,
+    )
+  )[0]!;
   effects.emit('order:completed', view);
   effects.audit({ action: 'order.completed', resourceType: 'order', resourceId: order.id, detail: { gateway } });
   return view;
@@ -152,7 +165,8 @@ async function recordPayment(
     gateway,
     session_id: null,
     status: 'PAID',
-    amount: order.total,
+    // What the gateway took: the total less the wallet's part.
+    amount: amountDue(order),
     created_at: now,
     paid_at: now,
   });
@@ -214,8 +228,8 @@ async function deliver(
     case 'SERVICE':
       return { status: 'AWAITING_FULFILLMENT', items: null, mailContent: [] };
     case 'SUBSCRIPTION':
-      // The subscriptions issue starts the subscription here; until then the merchant fulfills it by hand.
-      return { status: 'AWAITING_FULFILLMENT', items: null, mailContent: [] };
+      // Starts the buyer's subscription, or renews the one this renewal invoice was issued for.
+      return deliverSubscriptionLine(trx, shopId, order, item, product, now);
   }
 }
 
@@ -224,18 +238,12 @@ function fileLink(checkoutBaseUrl: string, order: OrderRow, attachmentId: string
   return `${checkoutUrl(checkoutBaseUrl, order.uniqid)}/files/${attachmentId}`;
 }
 
-/** The customer's totals and the referring affiliate's commission. */
+/**
+ * The referring affiliate's commission. (The customer's totals are computed from its paid orders, see
+ * db/queries/customers.ts: setting `completed_at` above is what counts this order.)
+ */
 async function credit(trx: Transaction<Database>, shopId: string, order: OrderRow, now: Date): Promise<void> {
-  if (order.customer_id !== null) await customers.addCustomerOrder(trx, shopId, order.customer_id, order.total, now);
-  if (order.affiliate_customer_id !== null) {
-    const affiliate = await customers.customerById(trx, shopId, order.affiliate_customer_id);
-    if (affiliate?.is_affiliate && affiliate.affiliate_status === 'ACTIVE' && affiliate.affiliate_commission_percent) {
-      const commission = roundToMinor(
-        new Decimal(order.total).times(affiliate.affiliate_commission_percent).dividedBy(100),
-        order.currency,
-      );
-      await customers.creditAffiliate(trx, shopId, affiliate.id, commission.toFixed(), now);
-    }
-  }
+  // One ACCRUAL entry in the affiliate's commission ledger (src/domain/affiliate-commissions.ts).
+  await accrueCommission(trx, shopId, order, now);
   // The resellers issue counts reseller revenue here.
 }

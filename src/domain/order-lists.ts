@@ -6,6 +6,7 @@ import type { OrderStatus, PaymentStatus } from '../../db/tables';
 import type { CursorList, ViewContext } from '../platform/cursor-list';
 import type { FilterField, ListSpec, SortField } from '../platform/list-query';
 import { orderView, type OrderView } from '../views/order';
+import { withLicenseKeys } from './license-issuing';
 
 export const orderStatuses = [
   'PENDING',
@@ -76,7 +77,15 @@ async function orderViews(
     shopId,
     rows.map((r) => r.id),
   );
-  return rows.map((row) => orderView(row, items.get(row.id) ?? [], options.checkoutBase));
+  // License keys only for the orders whose items issued some (src/domain/license-issuing.ts): no query otherwise.
+  return withLicenseKeys(
+    db,
+    shopId,
+    rows.map((row) => ({
+      view: orderView(row, items.get(row.id) ?? [], options.checkoutBase),
+      items: items.get(row.id) ?? [],
+    })),
+  );
 }
 
 /** `GET /orders`: a page of the shop's orders (kind ORDER) with their items. */

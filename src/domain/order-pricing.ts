@@ -8,6 +8,33 @@ export interface PricedLine {
   /** Catalog price of one unit (numeric text). */
   unitPrice: string;
   quantity: number;
+  /** Price adjustments of the chosen variant field options (numeric text, may be negative), added to unitPrice. */
+  optionAdjustments?: readonly string[];
+  /** The tiers of the enabled quantity deals that cover the product: the best one the quantity reaches applies. */
+  tiers?: readonly QuantityTier[];
+  /** Per-unit prices of the add-ons taken with the line (numeric text). */
+  addonPrices?: readonly string[];
+}
+
+/** A quantity break: from `minQuantity` units, a percentage of the line or a fixed amount off each unit. */
+export interface QuantityTier {
+  dealId: string;
+  minQuantity: number;
+  type: 'PERCENTAGE' | 'FIXED';
+  value: string;
+}
+
+/** One line's money (numeric text). */
+export interface LinePricing {
+  /** The catalog unit price plus the option adjustments, never below 0. */
+  unitPrice: string;
+  /** The winning tier's discount on the line (0 when none applies). */
+  quantityDiscount: string;
+  tier: QuantityTier | null;
+  /** Each add-on's price x quantity, rounded to the minor unit. */
+  addonTotals: string[];
+  /** unitPrice x quantity (rounded) - quantityDiscount + addonTotals. */
+  total: string;
 }
 
 export interface CouponTerms {
@@ -25,6 +52,7 @@ export interface TaxTerms {
 
 export interface OrderTotals {
   lineTotals: string[];
+  lines: LinePricing[];
   subtotal: string;
   discount: string;
   tax: string;
@@ -33,13 +61,56 @@ export interface OrderTotals {
 
 const text = (d: Decimal) => d.toFixed();
 
+/**
+ * A line's money, in this order: the unit price with the chosen options' adjustments (at least 0); the goods,
+ * unit price x quantity rounded to the minor unit; the best quantity tier the quantity reaches (the largest
+ * discount; on a tie the higher minimum, then the lower deal id), a PERCENTAGE of the goods rounded half up, or a
+ * FIXED amount off each unit (value x quantity, rounded, at most the goods); then each add-on's price x quantity,
+ * rounded. The coupon comes later, on the line totals (priceOrder).
+ */
+export function priceLine(line: PricedLine, currency: string): LinePricing {
+  const unit = Decimal.max(
+    (line.optionAdjustments ?? []).reduce((sum, a) => sum.plus(a), new Decimal(line.unitPrice)),
+    0,
+  );
+  const goods = roundToMinor(unit.times(line.quantity), currency);
+  let tier: QuantityTier | null = null;
+  let off = new Decimal(0);
+  for (const t of line.tiers ?? []) {
+    if (t.minQuantity > line.quantity) continue;
+    const d =
+      t.type === 'PERCENTAGE'
+        ? roundToMinor(goods.times(t.value).dividedBy(100), currency)
+        : Decimal.min(roundToMinor(new Decimal(t.value).times(line.quantity), currency), goods);
+    const better =
+      tier === null ||
+      d.gt(off) ||
+      (d.eq(off) &&
+        (t.minQuantity > tier.minQuantity || (t.minQuantity === tier.minQuantity && t.dealId < tier.dealId)));
+    if (better) {
+      tier = t;
+      off = d;
+    }
+  }
+  const addonTotals = (line.addonPrices ?? []).map((p) => roundToMinor(new Decimal(p).times(line.quantity), currency));
+  const total = addonTotals.reduce((sum, a) => sum.plus(a), goods.minus(off));
+  return {
+    unitPrice: text(unit),
+    quantityDiscount: text(off),
+    tier: off.gt(0) ? tier : null,
+    addonTotals: addonTotals.map(text),
+    total: text(total),
+  };
+}
+
 export function priceOrder(
   lines: readonly PricedLine[],
   currency: string,
   coupon: CouponTerms | null,
   tax: TaxTerms,
 ): OrderTotals {
-  const lineTotals = lines.map((l) => roundToMinor(new Decimal(l.unitPrice).times(l.quantity), currency));
+  const priced = lines.map((l) => priceLine(l, currency));
+  const lineTotals = priced.map((l) => new Decimal(l.total));
   const subtotal = lineTotals.reduce((a, b) => a.plus(b), new Decimal(0));
   let discount = new Decimal(0);
   if (coupon) {
@@ -67,6 +138,7 @@ export function priceOrder(
   }
   return {
     lineTotals: lineTotals.map(text),
+    lines: priced,
     subtotal: text(subtotal),
     discount: text(discount),
     tax: text(taxAmount),

@@ -7,17 +7,21 @@ import * as orders from '../../db/queries/orders';
 import * as products from '../../db/queries/products';
 import * as serials from '../../db/queries/serials';
 import { shopById } from '../../db/queries/shops';
-import type { CustomerRow, Database, ProductRow, ProductVariantRow } from '../../db/tables';
+import type { Database, ProductRow, ProductVariantRow } from '../../db/tables';
 import type { components } from '../generated/api-types';
 import { ApiError, NotFoundError, ValidationError } from '../errors';
 import { newId, newUniqid } from '../ids';
 import type { Clock } from '../platform/clock';
 import type { Effects } from '../platform/unit-of-work';
 import { orderView, type OrderView } from '../views/order';
-import { customerView } from '../views/customer';
-import { customerForEmail } from './customers';
+import { orderAttribution } from './affiliate-commissions';
+import { holdWalletForOrder } from './wallet-orders';
+import { completeIfWalletPaid } from './wallet-paid-orders';
 import { requireActiveGateway } from './gateways';
-import { priceOrder, type CouponTerms } from './order-pricing';
+import { priceOrder } from './order-pricing';
+import { admitBuyer } from './buyers';
+import { couponDiscount, usableCoupon } from './coupons';
+import { checkLineExtras, extrasColumns, loadLineCatalog, pricingTerms, type LineExtras } from './line-extras';
 
 export type CreateOrderInput = components['schemas']['CreateOrderRequest'];
 
@@ -33,6 +37,8 @@ interface Line {
   variant: ProductVariantRow | null;
   quantity: number;
   deliveryInstructions: string | null;
+  /** Chosen variant field options, add-ons and the quantity deal tiers of the product (src/domain/line-extras.ts). */
+  extras: LineExtras;
 }
 
 export async function createOrder(
@@ -58,32 +64,42 @@ export async function createOrder(
       ]);
   });
 
+  // The coupon rules of GET /coupons/code/{code} too (src/domain/coupons.ts): usable, and applying to these lines.
   const coupon = input.coupon_code === undefined ? null : await usableCoupon(trx, shopId, input.coupon_code, now);
-  if (coupon && coupon.row.type === 'FIXED' && coupon.row.currency !== currency)
-    throw new ValidationError([
-      { field: 'coupon_code', message: `is a fixed ${coupon.row.currency} coupon; the order is in ${currency}` },
-    ]);
+  if (coupon)
+    couponDiscount(
+      coupon,
+      lines.map((l) => ({
+        productId: l.product.id,
+        unitPrice: l.variant?.price ?? l.product.price,
+        quantity: l.quantity,
+      })),
+      currency,
+    );
 
   const email = input.email.toLowerCase();
-  const customer = await buyer(trx, shop, email, effects);
+  const customer = await admitBuyer(trx, shop, { email, country: input.country, ipAddress: input.ip_address }, effects);
+  const attribution = await orderAttribution(trx, shopId, customer, input.affiliate_code);
 
   const totals = priceOrder(
     lines.map((l) => ({
       productId: l.product.id,
       unitPrice: l.variant?.price ?? l.product.price,
       quantity: l.quantity,
+      ...pricingTerms(l.extras),
     })),
     currency,
     coupon?.terms ?? null,
     { rate: shop.tax_rate, inclusive: shop.tax_inclusive },
   );
 
-  const order = await orders.insertOrder(trx, shopId, {
+  const inserted = await orders.insertOrder(trx, shopId, {
     id: newId('ord'),
     uniqid: newUniqid(),
     kind: 'ORDER',
     customer_id: customer.id,
     customer_email: email,
+    ...attribution,
     currency,
     status: 'PENDING',
     status_details: 'Awaiting payment',
@@ -109,7 +125,7 @@ export async function createOrder(
     shopId,
     lines.map((l, position) => ({
       id: newId('item'),
-      order_id: order.id,
+      order_id: inserted.id,
       position,
       product_id: l.product.id,
       variant_id: l.variant?.id ?? null,
@@ -117,8 +133,9 @@ export async function createOrder(
       product_type: l.product.type,
       variant_title: l.variant?.title ?? null,
       quantity: l.quantity,
-      unit_price: l.variant?.price ?? l.product.price,
+      unit_price: totals.lines[position]!.unitPrice,
       total: totals.lineTotals[position]!,
+      ...extrasColumns(l.extras, totals.lines[position]!),
       custom_fields: null,
       delivery_instructions: l.deliveryInstructions,
       delivery_instructions_label: l.deliveryInstructions === null ? null : l.product.delivery_instructions,
@@ -128,11 +145,13 @@ export async function createOrder(
   );
   await reserve(trx, shopId, lines, items);
   if (coupon) await coupons.changeCouponUses(trx, shopId, coupon.row.id, 1, now);
+  // The buyer's wallet pays first when asked (src/domain/wallet-orders.ts).
+  const order = input.use_wallet_balance === true ? await holdWalletForOrder(trx, inserted, now) : inserted;
 
   const view = orderView(order, items, deps.checkoutBaseUrl);
   effects.emit('order:created', view);
   effects.audit({ action: 'order.created', resourceType: 'order', resourceId: order.id });
-  return view;
+  return completeIfWalletPaid(trx, order, view, effects, deps);
 }
 
 /** The counted stock a line draws from: the variant's when it has one, else the product's (-1: unlimited). */
@@ -149,6 +168,7 @@ async function checkedLines(
   const productIds = [...new Set(items.map((i) => i.product_id))].sort();
   const locked = await products.productsByIdsForUpdate(trx, shopId, productIds);
   const variants = await products.variantsByProduct(trx, shopId, [...locked.keys()]);
+  const catalog = await loadLineCatalog(trx, shopId, [...locked.keys()]);
   const wanted = new Map<string, number>();
   return items.map((item, index) => {
     const product = locked.get(item.product_id);
@@ -181,6 +201,7 @@ async function checkedLines(
       variant,
       quantity: item.quantity,
       deliveryInstructions: item.delivery_instructions ?? null,
+      extras: checkLineExtras(catalog, item, index, product),
     };
     // Counted stock (serials are counted when reserved): all lines drawing on one stock together.
     const key = `${product.id}/${variant?.id ?? ''}`;
@@ -220,33 +241,4 @@ async function reserve(
       await products.adjustStock(trx, shopId, { productId: line.product.id, variantId }, -line.quantity);
     }
   }
-}
-
-async function usableCoupon(
-  trx: Transaction<Database>,
-  shopId: string,
-  code: string,
-  now: Date,
-): Promise<{ row: NonNullable<Awaited<ReturnType<typeof coupons.couponByCodeForUpdate>>>; terms: CouponTerms }> {
-  const row = await coupons.couponByCodeForUpdate(trx, shopId, code);
-  if (!row || !row.enabled) throw new NotFoundError('COUPON_NOT_FOUND', `There is no coupon ${code}.`);
-  if (row.expires_at !== null && row.expires_at.getTime() <= now.getTime())
-    throw new ApiError('COUPON_EXPIRED', `The coupon ${code} expired on ${row.expires_at.toISOString()}.`);
-  if (row.max_uses !== null && row.uses >= row.max_uses)
-    throw new ApiError('COUPON_MAX_USES_REACHED', `The coupon ${code} has been used ${row.uses} times, its maximum.`);
-  const productIds = await coupons.couponProductIds(trx, shopId, row.id);
-  return { row, terms: { type: row.type, value: row.value, productIds } };
-}
-
-/** The customer with this email, created (and announced) when new; a blacklisted one may not buy. */
-async function buyer(
-  trx: Transaction<Database>,
-  shop: { id: string; currency: string },
-  email: string,
-  effects: Effects,
-): Promise<CustomerRow> {
-  const { customer, created } = await customerForEmail(trx, shop, email);
-  if (created) effects.emit('customer:created', customerView(customer, { referredCustomers: 0 }));
-  if (customer.blacklisted) throw new ApiError('BUYER_BLOCKED', 'The shop does not accept orders from this buyer.');
-  return customer;
 }

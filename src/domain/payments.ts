@@ -4,16 +4,15 @@ import Decimal from 'decimal.js';
 import type { Transaction } from 'kysely';
 import { insertOrder } from '../../db/queries/orders';
 import { insertPaymentAttempt } from '../../db/queries/payment-attempts';
-import type { Database, GatewayRow } from '../../db/tables';
+import type { Database, GatewayRow, OrderRow } from '../../db/tables';
 import { ValidationError } from '../errors';
 import { newId, newUniqid } from '../ids';
 import { decimalString, parseAmount } from '../platform/money';
 import type { Effects } from '../platform/unit-of-work';
 import type { Clock } from '../platform/clock';
-import { customerView } from '../views/customer';
 import { checkoutUrl } from '../views/order';
 import { paymentUrls, paymentView } from '../views/payment';
-import { customerForEmail } from './customers';
+import { admitBuyer } from './buyers';
 import { adapterFor, requireActiveGateway, type GatewaySession } from './gateways';
 
 export interface PaymentDeps {
@@ -71,39 +70,14 @@ export async function createPayment(
   // Before anything is written: a session gateway without an integration is refused here.
   const adapter = gateway?.kind === 'SESSION' ? adapterFor(gateway, deps.publicUrl) : undefined;
 
+  const order = await openPaymentInvoice(
+    trx,
+    shop,
+    { total, currency: input.currency, title: input.title, email: input.email, gateway: gateway?.code, coin },
+    effects,
+    deps,
+  );
   const now = deps.clock.now();
-  const customer = input.email === undefined ? undefined : await customerForEmail(trx, shop, input.email);
-  const order = await insertOrder(trx, shop.id, {
-    id: newId('ord'),
-    uniqid: newUniqid(),
-    kind: 'PAYMENT',
-    customer_id: customer?.customer.id ?? null,
-    customer_email: customer?.customer.email ?? null,
-    affiliate_customer_id: null,
-    affiliate_code: null,
-    affiliate_link_id: null,
-    currency: input.currency,
-    status: 'PENDING',
-    status_details: null,
-    payment_status: 'PENDING',
-    gateway: gateway?.code ?? null,
-    blockchain: coin ?? null,
-    flow_type: null,
-    provider_reference: null,
-    provider_reference_type: null,
-    subtotal: total,
-    total,
-    coupon_id: null,
-    payment_link_id: null,
-    custom_fields: null,
-    is_developer_invoice: true,
-    developer_title: input.title,
-    note: null,
-    expires_at: new Date(now.getTime() + deps.orderTtlMinutes * 60_000),
-    completed_at: null,
-    created_at: now,
-    updated_at: now,
-  });
 
   let session: GatewaySession | undefined;
   if (adapter && gateway) {
@@ -126,7 +100,66 @@ export async function createPayment(
   }
 
   const view = paymentView(order, paymentUrls(deps.checkoutBaseUrl, order, coin), session);
-  if (customer?.created) effects.emit('customer:created', customerView(customer.customer));
   effects.emit('payment:created', view);
   return view;
+}
+
+export interface PaymentInvoice {
+  /** Already parsed and checked against the currency's minor unit. */
+  total: string;
+  currency: string;
+  title: string;
+  email?: string;
+  gateway?: string;
+  coin?: string;
+  paymentLinkId?: string;
+  /** The buyer's address, when known (the hosted pages): checked against the blacklist. */
+  ipAddress?: string;
+}
+
+/** A PENDING invoice of an amount (no products), its buyer found or created as a customer when the email is known. */
+export async function openPaymentInvoice(
+  trx: Transaction<Database>,
+  shop: { id: string; currency: string },
+  invoice: PaymentInvoice,
+  effects: Effects,
+  deps: Pick<PaymentDeps, 'clock' | 'orderTtlMinutes'>,
+): Promise<OrderRow> {
+  const now = deps.clock.now();
+  const customer =
+    invoice.email === undefined
+      ? undefined
+      : await admitBuyer(trx, shop, { email: invoice.email, ipAddress: invoice.ipAddress }, effects);
+  const order = await insertOrder(trx, shop.id, {
+    id: newId('ord'),
+    uniqid: newUniqid(),
+    kind: 'PAYMENT',
+    customer_id: customer?.id ?? null,
+    customer_email: customer?.email ?? null,
+    affiliate_customer_id: null,
+    affiliate_code: null,
+    affiliate_link_id: null,
+    currency: invoice.currency,
+    status: 'PENDING',
+    status_details: null,
+    payment_status: 'PENDING',
+    gateway: invoice.gateway ?? null,
+    blockchain: invoice.coin ?? null,
+    flow_type: null,
+    provider_reference: null,
+    provider_reference_type: null,
+    subtotal: invoice.total,
+    total: invoice.total,
+    coupon_id: null,
+    payment_link_id: invoice.paymentLinkId ?? null,
+    custom_fields: null,
+    is_developer_invoice: true,
+    developer_title: invoice.title,
+    note: null,
+    expires_at: new Date(now.getTime() + deps.orderTtlMinutes * 60_000),
+    completed_at: null,
+    created_at: now,
+    updated_at: now,
+  });
+  return order;
 }

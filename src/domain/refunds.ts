@@ -12,6 +12,9 @@ import { newId } from '../ids';
 import type { Clock } from '../platform/clock';
 import { decimalString, parseAmount } from '../platform/money';
 import type { Effects } from '../platform/unit-of-work';
+import { refundToWallet, walletRefundNote } from './wallet-orders';
+import { reverseCommission } from './affiliate-commissions';
+import { revokeOrderLicenses } from './license-issuing';
 
 export interface RefundInput {
   /** Decimal string; absent: everything that remains. */
@@ -39,6 +42,13 @@ export async function refundOrder(
     input.amount === undefined
       ? undefined
       : new Decimal(parseAmount(input.amount, 'amount', { currency, min: 0, exclusiveMin: true }));
+  // As Stripe refuses to refund a disputed charge: the dispute's outcome decides (src/domain/disputes.ts).
+  if (order.status === 'DISPUTED') {
+    throw new ApiError(
+      'ORDER_NOT_REFUNDABLE',
+      'The order is DISPUTED; it cannot be refunded while its dispute is open (a lost dispute refunds what remains).',
+    );
+  }
   if (!refundable.has(order.status)) {
     throw new ApiError(
       'ORDER_NOT_REFUNDABLE',
@@ -65,22 +75,26 @@ export async function refundOrder(
   const fully = refunded.eq(total);
   const status = fully ? 'REFUNDED' : 'PARTIALLY_REFUNDED';
   const reason = input.reason ?? null;
-  await refunds.insertRefund(trx, shopId, {
+  const refund = await refunds.insertRefund(trx, shopId, {
     id: newId('rfd'),
     order_id: order.id,
     amount: amount.toFixed(),
     reason,
     created_at: now,
   });
+  // A full refund revokes the license keys the order issued (src/domain/license-issuing.ts).
+  if (fully) await revokeOrderLicenses(trx, shopId, order.id, now, effects);
+  // The refund's share of the affiliate's commission on this order is reversed (src/domain/affiliate-commissions.ts).
+  await reverseCommission(trx, shopId, order, { id: refund.id, refundedTotal: refunded }, now);
   await orders.updateOrder(trx, shopId, order.id, {
     refunded: refunded.toFixed(),
     status,
     payment_status: status,
     updated_at: now,
   });
-  if (order.customer_id !== null) {
-    await refunds.reduceCustomerTotalSpent(trx, shopId, order.customer_id, amount.toFixed());
-  }
+  // What the buyer's wallet paid goes back to it first (src/domain/wallet-orders.ts); the rest is the gateway's.
+  const note = walletRefundNote(await refundToWallet(trx, order, amount, alreadyRefunded, clock), currency);
+  // The buyer's total_spent is computed from its paid orders minus `refunded` (db/queries/customers.ts).
   const shown = decimalString(amount, currency);
   effects.emit('order:refunded', {
     uniqid: order.uniqid,
@@ -91,7 +105,7 @@ export async function refundOrder(
   });
   return {
     message: fully
-      ? `Refunded ${shown} ${currency}; the order is fully refunded.`
-      : `Refunded ${shown} ${currency}; ${decimalString(total.minus(refunded), currency)} ${currency} remains refundable.`,
+      ? `Refunded ${shown} ${currency}${note}; the order is fully refunded.`
+      : `Refunded ${shown} ${currency}${note}; ${decimalString(total.minus(refunded), currency)} ${currency} remains refundable.`,
   };
 }

@@ -11,7 +11,7 @@ export interface paths {
         put?: never;
         /**
          * Approve an affiliate application
-         * @description Approves a pending affiliate application: the applicant becomes an affiliate and `affiliate:approved` is emitted. Not pending: 400 `AFFILIATE_APPLICATION_NOT_PENDING`.
+         * @description Approves a pending affiliate application (applications are made by the shop's operators: `cli affiliate apply`, or the fixtures' `affiliate_applications`): the applicant becomes an `ACTIVE` affiliate with the code the application asked for (or, when it asked for none or the shop has since given that code to someone else, a generated one: the email's first letters and digits, upper-cased, and 4 random characters) and the application's commission percent (10 unless it said otherwise), the application becomes `APPROVED`, and `affiliate:approved` is emitted with the new affiliate. No body. Already approved or rejected: 400 `AFFILIATE_APPLICATION_NOT_PENDING` (nothing changes, no event). Unknown or another shop's: 404 `AFFILIATE_APPLICATION_NOT_FOUND`.
          */
         post: operations["approveAffiliateApplication"];
         delete?: never;
@@ -29,7 +29,7 @@ export interface paths {
         };
         /**
          * List affiliates
-         * @description Lists the customers who are affiliates of the shop, most recently approved first, with cursor pagination.
+         * @description Lists the customers who are affiliates of the shop (`ACTIVE` and `SUSPENDED`), most recently approved first (ties by id), with cursor pagination. Each one's figures are computed from its commission ledger (see AffiliateCustomer), the same as `GET /customers/{id}?include_affiliate=true` shows.
          */
         get: operations["listAffiliateCustomers"];
         put?: never;
@@ -49,7 +49,7 @@ export interface paths {
         };
         /**
          * Get an affiliate's performance
-         * @description Returns clicks, referrals, revenue and commission of one affiliate over a period (default the last 30 days). The customer must be an affiliate of the shop (404 `CUSTOMER_NOT_FOUND` otherwise).
+         * @description Returns one affiliate's referred customers, referred orders, revenue, refunds and commission (earned, reversed by refunds, converted into the wallet) over the period [`from`, `to`) (default: the 30 days before now), in total and per `interval`, computed from the orders, refunds and commission ledger of the shop. The customer must be an affiliate of the shop (404 `CUSTOMER_NOT_FOUND` otherwise, also for another shop's customer). `from` not before `to`, or more than 400 intervals: 422.
          */
         get: operations["getAffiliatePerformance"];
         put?: never;
@@ -109,7 +109,7 @@ export interface paths {
         };
         /**
          * List blacklist entries
-         * @description Lists the shop's blacklist entries (emails, IPs, countries, email domains refused at checkout), newest first, with cursor pagination.
+         * @description Lists the shop's blacklist entries, newest first, with cursor pagination. `POST /orders` refuses (400 `BUYER_BLOCKED`) a buyer an entry matches: an `EMAIL` entry its email, an `EMAIL_DOMAIN` entry the domain of its email, a `COUNTRY` entry the order's `country` (or else the customer's), an `IP` entry (an address or a CIDR range) the order's `ip_address`. A customer's `blacklisted` is computed from the same entries. Entries are added by the shop's operator (`cli blacklist add`) or fixtures; this API only lists them.
          */
         get: operations["listBlacklistEntries"];
         put?: never;
@@ -129,7 +129,7 @@ export interface paths {
         };
         /**
          * List coupons
-         * @description Lists the shop's coupons, newest first, with cursor pagination.
+         * @description Lists the shop's coupons (codes in lower case), newest first, with cursor pagination. Coupons are created by the shop's operator (`cli coupon create`) or fixtures.
          */
         get: operations["listCoupons"];
         put?: never;
@@ -149,7 +149,7 @@ export interface paths {
         };
         /**
          * Check a coupon code
-         * @description Checks whether a coupon code applies, either to one product (`product_id`) or to a cart (`cart`, a JSON array text of `{ product_id, variant_id?, quantity }`); send at most one of the two (422 otherwise); with neither, the code is checked shop-wide. The returned `code` may be in lower case. Unknown code: 404 `COUPON_NOT_FOUND` (an unknown `product_id`: 404 `PRODUCT_NOT_FOUND`); expired: 400 `COUPON_EXPIRED`; used up: 400 `COUPON_MAX_USES_REACHED`.
+         * @description Checks whether a coupon code applies, either to one product (`product_id`) or to a cart (`cart`, a JSON array text of 1 to 100 items `{ product_id, variant_id?, quantity?, options?, addons? }` as in `POST /orders`, `quantity` 1 to 100000, default 1); send at most one of the two (422 otherwise); with neither, the code is checked shop-wide. A cart is priced as an order is (variant, chosen options, add-ons, quantity deals). The rules are those of `POST /orders`, applied by the same functions, so an order of the cart's items with this `coupon_code` gets the same answer (other order rules, such as stock, the buyer or quantity limits, are not checked here). The returned `code` is in lower case. Unknown or disabled code, or another shop's: 404 `COUPON_NOT_FOUND`; expired: 400 `COUPON_EXPIRED`; used up (a pending order holds a use): 400 `COUPON_MAX_USES_REACHED`. A product or cart the coupon does not apply to (it is limited to other products, or it is a `FIXED` coupon in another currency than the items'): 400 `COUPON_NOT_APPLICABLE`. An unknown product: 404 `PRODUCT_NOT_FOUND` (a variant: `VARIANT_NOT_FOUND`). A `cart` that is not such JSON, misses the `variant_id` of a product with variants, or mixes currencies: 422 with a detail on `query.cart`. The result's `discount` is what the coupon takes off: for a cart, the discount `POST /orders` computes for the same items at the catalog's prices; for a product, on one unit at the product's own price; `null` for a shop-wide check.
          */
         get: operations["checkCoupon"];
         put?: never;
@@ -211,7 +211,7 @@ export interface paths {
         put?: never;
         /**
          * Convert affiliate commission to wallet balance
-         * @description Moves `amount` of the customer's unpaid affiliate commission into their store-credit wallet. Returns an empty object. More than the commission balance: 400 `INSUFFICIENT_FUNDS`; the customer is not an affiliate: 400 `NOT_AN_AFFILIATE`.
+         * @description Moves `amount` of the customer's unpaid affiliate commission (`balance` of the affiliate summary) into their store-credit wallet: one `AFFILIATE_COMMISSION` wallet transaction (a credit of `amount`) and one conversion entry in the commission ledger, in one transaction. Returns an empty object. `amount` has at most the wallet currency's minor unit of decimals (otherwise 422 on `amount`). More than the unpaid commission: 400 `INSUFFICIENT_FUNDS`; the customer is not an affiliate: 400 `NOT_AN_AFFILIATE` (a `SUSPENDED` affiliate may still convert what it earned). Nothing changes on a refusal. Concurrent conversions of one affiliate run one after another, so commission is never converted twice.
          */
         post: operations["convertCustomerAffiliateBalance"];
         delete?: never;
@@ -231,7 +231,7 @@ export interface paths {
         put?: never;
         /**
          * Credit a customer wallet
-         * @description Adds store credit (`amount`, a decimal string greater than zero) to the customer's wallet and returns the transaction with the new balances.
+         * @description Adds store credit (`amount`, a decimal string greater than zero) to the customer's wallet and returns the transaction with the new balances. Every credit and debit is one row of the wallet's ledger, and the balance is always the ledger's sum. `amount` may have at most as many decimals as the wallet currency's minor unit (`10.00` USD, `1500` JPY, `1.234` KWD): more, or 0, is 422 `VALIDATION_ERROR` on `amount` (never rounded), as is a balance beyond 999999999999.99999999. No webhook event exists for wallets; the security audit trail records each request.
          */
         post: operations["creditCustomerWallet"];
         delete?: never;
@@ -251,7 +251,7 @@ export interface paths {
         put?: never;
         /**
          * Debit a customer wallet
-         * @description Removes store credit from the customer's wallet. More than `available_balance`: 400 `INSUFFICIENT_FUNDS` (nothing changes). The transaction's `amount` is negative.
+         * @description Removes store credit from the customer's wallet. More than `available_balance` (the balance minus what pending orders hold, see `use_wallet_balance` on `POST /orders`): 400 `INSUFFICIENT_FUNDS` (nothing changes). The transaction's `amount` is negative. `amount` follows the credit's rules (greater than 0, at most the wallet currency's decimals: 422 otherwise).
          */
         post: operations["debitCustomerWallet"];
         delete?: never;
@@ -269,7 +269,7 @@ export interface paths {
         };
         /**
          * List disputes
-         * @description Lists the shop's payment disputes, newest first, with cursor pagination.
+         * @description Lists the shop's payment disputes, newest first, with cursor pagination. A dispute is opened by the gateway that took the order's payment (on this server the `SANDBOX` gateway: its payment page's buttons or `cli dispute open`), on a `COMPLETED` or `PARTIALLY_REFUNDED` order, at most one undecided dispute per order. The order becomes `DISPUTED` (`dispute:opened`); `amount` is the gateway's part of what remains paid (the total less the wallet's part, less what refunds gave back of it); `status` is `OPEN` and `evidence_due_by` 7 days later. While it is open the order cannot be refunded, completed or fulfilled. The gateway decides it (`dispute:closed`): `WON` (the merchant won) or `CLOSED` (the buyer withdrew it) put the order back to the status it had; `LOST` puts it back and refunds everything that remains (a refund with the reason `Chargeback: dispute <id> lost`, `order:refunded`; license keys revoked), so the order ends `REFUNDED`. `UNDER_REVIEW` is not produced by the `SANDBOX` gateway.
          */
         get: operations["listDisputes"];
         put?: never;
@@ -369,13 +369,13 @@ export interface paths {
         };
         /**
          * List licenses
-         * @description Lists the shop's license keys, newest first, with cursor pagination.
+         * @description Lists the shop's licenses, newest first (`created_at`, ties by `id`), with cursor pagination, each with its key, its registered devices and its current status. Optional filters, combined with AND: `product_id`, `status` (`EXPIRED` is an `ACTIVE` license past its `expires_at`, as of the request), `customer_id`, `customer_email`. A cursor is bound to the filters it was issued with (like the `filters` of other lists): following it with other filters is a 422 on `query.cursor`.
          */
         get: operations["listLicenses"];
         put?: never;
         /**
          * Create a license
-         * @description Creates an `ACTIVE` license for a product of the shop (404 `PRODUCT_NOT_FOUND`); the key is generated unless given. A key already used in the shop: 409 `CONFLICT`. Emits `license:created`.
+         * @description Creates an `ACTIVE` license for a product of the shop (404 `PRODUCT_NOT_FOUND`). The key is generated unless given: 25 characters of Crockford base32 in five groups (`7Q2KD-M4XNA-9PZRT-H3C8V-BW6YE`, 125 random bits from a cryptographic source); a given key is 1 to 256 visible ASCII characters, matched exactly. A key already used in the shop: 409 `CONFLICT` (nothing written). `activation_limit` defaults to the product's (see `Product.license`), else 1; `hwid` registers a first device; `customer_email` links the shop's customer with that email, if any (`customer_id`). The key is stored as a keyed hash (for look-up) and encrypted (to be shown again), never in clear. Emits `license:created`.
          */
         post: operations["createLicense"];
         delete?: never;
@@ -407,7 +407,7 @@ export interface paths {
         head?: never;
         /**
          * Update a license
-         * @description Revokes or re-activates a license, changes its expiry or note, or releases its device (`hwid: null`). Fields not sent keep their value. Revoking emits `license:revoked`.
+         * @description Revokes or re-activates a license, changes its expiry, note or `activation_limit`, and manages its devices: `hwid: null` releases every registered device (the next validation with a `hwid` registers anew), `hwid: "X"` replaces them with the one device X, `release_devices` releases the devices with these hardware ids (unknown ones are ignored). An `activation_limit` below the number of devices left registered is a 422 on `activation_limit` (nothing changed); devices beyond a lowered limit's slots keep their registration. Fields not sent keep their value. Revoking an `ACTIVE` license emits `license:revoked`; re-activating emits nothing.
          */
         patch: operations["updateLicense"];
         trace?: never;
@@ -424,6 +424,10 @@ export interface paths {
         /**
          * Validate a license key
          * @description Checks a license key (optionally for a product and a device). Unknown, revoked, malformed or for another product: 400 `LICENSE_INVALID`; expired: 400 `LICENSE_EXPIRED`; registered to another device: 400 `LICENSE_HWID_MISMATCH`. The first validation with `hwid` registers the device. Needs only `licenses.read`: it changes nothing but `last_validated_at` and the first device registration.
+         *
+         *     Devices: a license takes up to `activation_limit` devices (default 1). A `hwid` already registered is accepted (its `last_validated_at` is stamped); a new one is registered while a slot is free, and is `LICENSE_HWID_MISMATCH` once all are taken (release devices with `PATCH /licenses/{id}`). Concurrent first validations with different `hwid` values on a 1-device license register exactly one; the others are `LICENSE_HWID_MISMATCH`. Without `hwid` no device is checked or registered. Checks in this order: unknown, malformed (not 1-256 visible ASCII characters), revoked or another product's key: `LICENSE_INVALID`; past `expires_at`: `LICENSE_EXPIRED`; device: `LICENSE_HWID_MISMATCH`. A rejected validation changes nothing (neither `last_validated_at` nor a device).
+         *
+         *     One round trip: the look-up (by a keyed hash of the key, one index probe), the checks, the device registration, the `last_validated_at` stamp and the audit-trail entry are one SQL statement, run without a surrounding transaction when no `Idempotency-Key` is sent (with one, it runs in the idempotent write path like any write, and its answer is replayed).
          */
         post: operations["validateLicense"];
         delete?: never;
@@ -536,7 +540,7 @@ export interface paths {
         put?: never;
         /**
          * Create an order
-         * @description Creates a `PENDING` order (`payment_status` `PENDING`) for the given items and returns it with its hosted `checkout_url` (`{checkout_base}/invoice/<uniqid>`). `gateway`, when sent, must be a valid active gateway of the shop and preselects it. Each item's product must exist in the shop (404 `PRODUCT_NOT_FOUND`, `VARIANT_NOT_FOUND`), be purchasable (400 `PRODUCT_UNAVAILABLE`), have stock (400 `OUT_OF_STOCK`) and accept the quantity (400 `QUANTITY_OUT_OF_RANGE`). A `coupon_code` must exist (404 `COUPON_NOT_FOUND`), be unexpired (400 `COUPON_EXPIRED`) and have uses left (400 `COUPON_MAX_USES_REACHED`). Emits `order:created`.
+         * @description Creates a `PENDING` order (`payment_status` `PENDING`) for the given items and returns it with its hosted `checkout_url` (`{checkout_base}/invoice/<uniqid>`). `gateway`, when sent, must be a valid active gateway of the shop and preselects it. Each item's product must exist in the shop (404 `PRODUCT_NOT_FOUND`, `VARIANT_NOT_FOUND`), be purchasable (400 `PRODUCT_UNAVAILABLE`), have stock (400 `OUT_OF_STOCK`) and accept the quantity (400 `QUANTITY_OUT_OF_RANGE`). A `coupon_code` must exist (404 `COUPON_NOT_FOUND`), be unexpired (400 `COUPON_EXPIRED`), have uses left (400 `COUPON_MAX_USES_REACHED`) and apply to at least one item (400 `COUPON_NOT_APPLICABLE` when it is limited to other products, or is a `FIXED` coupon in another currency), by the same rules and code as `GET /coupons/code/{code}` with a `cart` of the same items. A buyer the shop's blacklist matches (see `GET /blacklist`; email, email domain, `country`, `ip_address`) is refused (400 `BUYER_BLOCKED`). Emits `order:created`. Money per line is `unit_price` (variant or product price plus the chosen options' adjustments) x `quantity`, rounded to the currency's minor unit, minus the best quantity-deal tier (`quantity_discount`), plus the add-ons (each price x `quantity`, rounded); the subtotal is the sum of the line totals, and a coupon applies to the (eligible) line totals, after the quantity discounts; tax is computed on what remains.
          */
         post: operations["createOrder"];
         delete?: never;
@@ -616,7 +620,7 @@ export interface paths {
         put?: never;
         /**
          * Refund an order
-         * @description Refunds a completed order in full, or partially with `amount` (a decimal string). Only `COMPLETED` or `PARTIALLY_REFUNDED` orders can be refunded (400 `ORDER_NOT_REFUNDABLE`); `amount` may not exceed what remains (400 `REFUND_EXCEEDS_REMAINING`). The order becomes `REFUNDED` or `PARTIALLY_REFUNDED`; emits `order:refunded`.
+         * @description Refunds a completed order in full, or partially with `amount` (a decimal string). Only `COMPLETED` or `PARTIALLY_REFUNDED` orders can be refunded (400 `ORDER_NOT_REFUNDABLE`); `amount` may not exceed what remains (400 `REFUND_EXCEEDS_REMAINING`). The order becomes `REFUNDED` or `PARTIALLY_REFUNDED`; emits `order:refunded`. Of an order paid partly or wholly from the buyer's wallet (`balance_paid_amount`), a refund goes back to the wallet first (a wallet transaction), up to what the wallet paid and has not had back; only the rest is the gateway's part. The message names the wallet part. A full refund revokes the license keys the order issued (`license:revoked` each); a partial refund leaves them active. A `DISPUTED` order cannot be refunded while its dispute is open (400 `ORDER_NOT_REFUNDABLE`, as Stripe refuses to refund a disputed charge); the dispute's outcome decides (`GET /disputes`).
          */
         post: operations["refundOrder"];
         delete?: never;
@@ -682,7 +686,7 @@ export interface paths {
          *     2. Forcing an external payment-session gateway adds `checkout_url` and `session_id`.
          *     3. A customer may start with one gateway and finish with another; the payment (`uniqid`) is the source of truth, not a gateway session id.
          *
-         *     `url` is `{checkout_base}/invoice/<uniqid>`; `url_branded` adds `shop=<shop id>`. An unknown or inactive `gateway` is 400 `GATEWAY_NOT_AVAILABLE`, and so is a payment-session gateway this server has no integration for (only `SANDBOX`, which every new shop has, runs here). `crypto_gateway` needs a `gateway` of the crypto kind that settles that coin (422 on `crypto_gateway` otherwise). `value` may have at most the currency's minor unit of decimals (422 otherwise; nothing is rounded). With `email`, the shop's customer with that email is used or created (`customer:created`). The payment expires (is voided) like a pending order. Emits `payment:created` with the Payment as its data.
+         *     `url` is `{checkout_base}/invoice/<uniqid>`; `url_branded` adds `shop=<shop id>`. An unknown or inactive `gateway` is 400 `GATEWAY_NOT_AVAILABLE`, and so is a payment-session gateway this server has no integration for (only `SANDBOX`, which every new shop has, runs here). `crypto_gateway` needs a `gateway` of the crypto kind that settles that coin (422 on `crypto_gateway` otherwise). `value` may have at most the currency's minor unit of decimals (422 otherwise; nothing is rounded). With `email`, the shop's customer with that email is used or created (`customer:created`); without it, the hosted checkout asks the buyer for an email before any payment starts, so the receipt and `order:paid` always name the buyer. The payment expires (is voided) like a pending order. Emits `payment:created` with the Payment as its data.
          */
         post: operations["createPayment"];
         delete?: never;
@@ -760,13 +764,13 @@ export interface paths {
         };
         /**
          * List a product's variant fields
-         * @description Returns the variant field configuration of a product (fields with their options, by `sort_order`).
+         * @description Returns the variant field configuration of a product: fields with their options, each by `sort_order` then creation. A buyer picks one option of every field that has options when ordering (`options` of a `POST /orders` item); variant fields are independent of the product's `variants`. Another shop's product: 404 `PRODUCT_NOT_FOUND`.
          */
         get: operations["listProductVariantFields"];
         put?: never;
         /**
          * Add a variant field to a product
-         * @description Adds a variant field (e.g. `Size`) with optional initial options. A name already used on the product: 409 `CONFLICT`.
+         * @description Adds a variant field (e.g. `Size`) with optional initial options. Names are unique per product and option values per field, ignoring case: a name already used on the product, or two initial options with the same value, is 409 `CONFLICT` (nothing is written). `sort_order` not sent: after the product's last field (an option's: after the field's last option). `price_adjustment` may have at most the decimals of the product's currency (422). Once the field has options, orders of the product must choose one (`options` of a `POST /orders` item).
          */
         post: operations["createProductVariantField"];
         delete?: never;
@@ -786,7 +790,7 @@ export interface paths {
         put?: never;
         /**
          * Add an option to a variant field
-         * @description Adds an option (e.g. `Large`) to a variant field of the product. A value already in the field: 409 `CONFLICT`.
+         * @description Adds an option (e.g. `Large`) to a variant field of the product. A value already in the field (ignoring case): 409 `CONFLICT`. Another shop's product: 404 `PRODUCT_NOT_FOUND`; a field of another product (or none): 404 `VARIANT_FIELD_NOT_FOUND`. `sort_order` not sent: after the field's last option. `price_adjustment` may have at most the decimals of the product's currency (422).
          */
         post: operations["createProductVariantFieldOption"];
         delete?: never;
@@ -804,7 +808,7 @@ export interface paths {
         };
         /**
          * List product add-ons
-         * @description Lists the shop's add-ons, newest first, with cursor pagination.
+         * @description Lists the shop's add-ons, newest first, with cursor pagination. A buyer takes an add-on with an order item of a product it is offered with (`addons` of a `POST /orders` item); it is charged per unit at its `price`. Add-ons are created with fixtures (`npm run cli -- seed`, `docs/fixtures.md`).
          */
         get: operations["listProductAddons"];
         put?: never;
@@ -830,7 +834,7 @@ export interface paths {
         head?: never;
         /**
          * Update a quantity deal
-         * @description Partially updates a quantity deal (volume discount); fields not sent keep their value, `tiers` replaces all tiers. Returns an empty object.
+         * @description Partially updates a quantity deal (volume discount); fields not sent keep their value, `product_ids` replaces the products and `tiers` all tiers. Returns an empty object. Rules: the deal must be the shop's (404 `QUANTITY_DEAL_NOT_FOUND`); every `product_ids` entry must be a product of the shop (422 `VALIDATION_ERROR` on `product_ids[i]`); tiers need distinct `min_quantity` values (422 on `tiers[i].min_quantity`); a `PERCENTAGE` `discount_value` is at most 100 and a `FIXED` one has at most 8 decimals (422 on `tiers[i].discount_value`). Effect: `POST /orders` gives each line of a product of an enabled deal the best tier its quantity reaches (see `OrderItem.quantity_discount`); orders already created keep their prices. Deals are created with fixtures (`npm run cli -- seed`, `docs/fixtures.md`).
          */
         patch: operations["updateQuantityDeal"];
         trace?: never;
@@ -988,7 +992,7 @@ export interface paths {
         };
         /**
          * List reviews
-         * @description Lists the buyers' reviews, newest first, with cursor pagination.
+         * @description Lists the buyers' reviews, newest first, with cursor pagination. Reviews are written on the storefront, outside this API (here: `cli review create` and fixtures), only for a `COMPLETED` order of the shop (not a refunded or disputed one) and one of that order's products (`product_id` is `null` only for an order without products), one review per product of an order; `customer_email` is the order's buyer. Each new review emits `review:created`. `reply` and `replied_at` are the merchant's answer (imported by fixtures).
          */
         get: operations["listReviews"];
         put?: never;
@@ -1140,7 +1144,7 @@ export interface paths {
         };
         /**
          * List subscriptions
-         * @description Lists the shop's subscriptions, newest first, with cursor pagination.
+         * @description Lists the shop's subscriptions, newest first (`created_at`, then `id`), with cursor pagination. A subscription starts when an order with a `SUBSCRIPTION` line is completed; see the `Subscription` schema for its lifecycle.
          */
         get: operations["listSubscriptions"];
         put?: never;
@@ -1166,7 +1170,7 @@ export interface paths {
         head?: never;
         /**
          * Update subscription custom fields
-         * @description Sets the given custom field keys (a `null` value removes a key); other keys are unchanged. Returns the subscription.
+         * @description Sets the given custom field keys (a `null` value removes a key); other keys are unchanged. Returns the subscription. Any status may be changed. A subscription holds at most 50 fields: a change that would leave more is 422 `VALIDATION_ERROR` on `custom_fields` and changes nothing. A change that leaves the fields as they were does not move `updated_at`. No event is emitted. Another shop's id: 404.
          */
         patch: operations["updateSubscriptionCustomFields"];
         trace?: never;
@@ -1182,7 +1186,7 @@ export interface paths {
         put?: never;
         /**
          * Pause a subscription
-         * @description Pauses an `ACTIVE` or `TRIALING` subscription (400 `SUBSCRIPTION_NOT_ACTIVE` otherwise): no renewals are charged while paused. With `resume_at` it resumes by itself then. Emits `subscription:paused`.
+         * @description Pauses an `ACTIVE` or `TRIALING` subscription: it becomes `PAUSED` (`paused_at` set) and no renewal invoice is issued while it is paused. With `resume_at` (Unix seconds, later than now, else 422 `VALIDATION_ERROR` on `resume_at`) it becomes `ACTIVE` again by itself at that time (the renewal job; no event); without one it stays paused. Pausing a `PAUSED` subscription again replaces its `resume_at` and reason (`paused_at` is kept): the way to schedule or move the resumption. `PAST_DUE`, `CANCELLED` and `EXPIRED` subscriptions cannot be paused: 400 `SUBSCRIPTION_NOT_ACTIVE`. When the paid period ends during the pause, the next period starts at the resumption, so the paused time is neither billed nor given away; the unused rest of a period is not credited. A renewal invoice already issued stays payable (paying it renews the period); if it expires while the subscription is paused it does not count as unpaid. Emits `subscription:paused` (again on a re-pause). Another shop's id: 404.
          */
         post: operations["pauseSubscription"];
         delete?: never;
@@ -1200,7 +1204,7 @@ export interface paths {
         };
         /**
          * Get a subscription's plan options
-         * @description Returns the plans the subscription can move to, including the current one (`is_current`).
+         * @description Returns the plans the subscription can move to, including the current one (`is_current`): one per variant of the subscribed product, in the product's variant order, or the product itself (`variant_id` null) when it has no variants. `price` is the plan's catalog price per unit and period (the subscription keeps the price it was bought at, see `Subscription.price`); `interval` / `interval_count` are the variant's own billing interval, else the product's, else 1 `MONTH`.
          */
         get: operations["getSubscriptionPlanOptions"];
         put?: never;
@@ -1428,7 +1432,7 @@ export interface paths {
         };
         /**
          * List support tickets
-         * @description Lists support tickets, most recent message first, with cursor pagination.
+         * @description Lists support tickets, most recent message first, with cursor pagination. Tickets are opened on the storefront, outside this API (here: `cli ticket create` and fixtures), only by a customer of the shop (`customer_email`) and, when about an order (`order_id`), only for an order of that customer. A new ticket is `OPEN` with the buyer's first message (`message_count` 1) and priority `NORMAL` unless given; it emits `ticket:created`.
          */
         get: operations["listTickets"];
         put?: never;
@@ -2118,58 +2122,103 @@ export interface components {
                 code: "INSUFFICIENT_FUNDS" | "NOT_AN_AFFILIATE";
             };
         };
-        /** @description A customer who is an affiliate of the shop. */
+        /** @description A customer who is an affiliate of the shop. The figures are sums over the affiliate's commission ledger (one entry per attributed order that completed, per refund of such an order, per conversion into the wallet) plus what was imported with the customer (fixtures); amounts are in `currency`. */
         AffiliateCustomer: {
             /**
              * Format: int64
-             * @description Unix seconds.
+             * @description Unix seconds when the customer became an affiliate.
              */
             approved_at: number;
-            /** @description Unpaid commission. */
+            /** @description Unpaid commission: earned, less reversed by refunds, less converted into the wallet. Negative when a refund reversed commission that had already been converted (later commission settles it first). */
             balance: number;
-            /** @description Affiliate code. */
+            /** @description Affiliate code (what buyers' orders send as `affiliate_code`). */
             code: string;
+            /** @description Percent of an attributed order's total. */
             commission_percent: number;
-            /** @description ISO 4217 currency code. */
+            /** @description ISO 4217 currency code: the affiliate's wallet currency (the shop's). Only orders in it earn commission. */
             currency: string;
             /** @description Identifier. */
             customer_id: string;
             /** Format: email */
             email: string;
+            /** @description Commission earned, less what refunds reversed. */
             lifetime_earnings: number;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description Attributed orders that completed and earned commission (refunded ones included).
+             */
             referred_orders: number;
+            /** @description Those orders' totals, less their refunds. */
             referred_revenue: number;
-            /** @enum {string} */
+            /**
+             * @description `ACTIVE` affiliates earn commission; orders cannot be attributed to a `SUSPENDED` one.
+             * @enum {string}
+             */
             status: "ACTIVE" | "SUSPENDED";
         };
-        /** @description An affiliate's performance over a period. */
+        /** @description An affiliate's performance over the period [`from`, `to`), in total and per `interval` (`periods`). Everything is counted when it happened: an order when it completed (with its total and the commission it earned), a refund when it was made (with the commission it reversed), a conversion when it was made. Clicks are not tracked (this API has no storefront referral links). */
         AffiliatePerformance: {
-            /** @description Unpaid commission now. */
+            /** @description Unpaid commission now (whatever the period; may be negative, see AffiliateCustomer.balance). */
             balance: number;
-            /** Format: int32 */
-            clicks: number;
+            /** @description Commission accrued by orders completed in the period. */
             commission_earned: number;
+            /** @description Commission converted into wallet balance in the period. */
             commission_paid: number;
-            /** @description Orders per click, 0-1. */
-            conversion_rate: number;
-            /** @description ISO 4217 currency code. */
+            /** @description Commission reversed by the period's refunds: the refund's share of the order total, rounded to the currency's minor unit; the reversals of refunds that add up to the whole order add up to its commission. */
+            commission_reversed: number;
+            /** @description ISO 4217 currency code of every amount. */
             currency: string;
             /** @description Identifier. */
             customer_id: string;
             /**
              * Format: int64
-             * @description Start of the period (Unix seconds).
+             * @description Start of the period (Unix seconds, included).
+             */
+            from: number;
+            /**
+             * @description Length of each entry of `periods` (UTC calendar days, ISO weeks from Monday, calendar months).
+             * @enum {string}
+             */
+            interval: "day" | "week" | "month";
+            /** @description The period cut at `interval` boundaries (UTC), oldest first; the first and last entries may be shorter. The entries' figures add up to the totals. */
+            periods: components["schemas"]["AffiliatePerformancePeriod"][];
+            /**
+             * Format: int32
+             * @description Customers referred by the affiliate who were created in the period.
+             */
+            referred_customers: number;
+            /**
+             * Format: int32
+             * @description Attributed orders that completed in the period (and earned commission).
+             */
+            referred_orders: number;
+            /** @description Total of those orders. */
+            referred_revenue: number;
+            /** @description Refunds made in the period on attributed orders. */
+            refunded_amount: number;
+            /**
+             * Format: int64
+             * @description End of the period (Unix seconds, excluded).
+             */
+            to: number;
+        };
+        /** @description One interval of an affiliate's performance. */
+        AffiliatePerformancePeriod: {
+            commission_earned: number;
+            commission_paid: number;
+            commission_reversed: number;
+            /**
+             * Format: int64
+             * @description Start (Unix seconds, included).
              */
             from: number;
             /** Format: int32 */
-            referred_customers: number;
-            /** Format: int32 */
             referred_orders: number;
             referred_revenue: number;
+            refunded_amount: number;
             /**
              * Format: int64
-             * @description End of the period (Unix seconds).
+             * @description End (Unix seconds, excluded).
              */
             to: number;
         };
@@ -2259,13 +2308,14 @@ export interface components {
             created_at: number;
             /** @description Identifier. */
             id: string;
+            /** @description The operator's note. */
             note: string | null;
             /**
              * @description What `value` is.
              * @enum {string}
              */
             type: "EMAIL" | "IP" | "COUNTRY" | "EMAIL_DOMAIN";
-            /** @description The blocked email, IP address or CIDR range, ISO country code, or email domain. */
+            /** @description The blocked value, normalised: an email (lower case), an IPv4 or IPv6 address or CIDR range (`203.0.113.7`, `198.51.100.0/24`, `2001:db8::/32`), an ISO 3166-1 alpha-2 country code (upper case), or an email domain (lower case, without `@`). */
             value: string;
         };
         Capabilities: {
@@ -2376,25 +2426,36 @@ export interface components {
         CouponCheck: {
             /** @description The coupon that applies. */
             coupon: {
-                /** @description The code (may be in lower case). */
+                /** @description The code (in lower case). */
                 code: string;
+                /** @description Currency of a `FIXED` coupon; `null` for `PERCENTAGE`. */
+                currency: string | null;
+                /** @description Products it is limited to; empty means all. */
+                product_ids: string[];
                 type: components["schemas"]["CouponType"];
-                /** @description Discount value. Decimal string. */
+                /** @description Discount value. Decimal string: a percentage, or an amount of `currency`. */
                 value: string;
             };
+            /** @description What the coupon takes off the checked cart or product (before tax); `null` for a shop-wide check. */
+            discount: {
+                /** @description The discount. */
+                amount: number;
+                /** @description The items' currency. */
+                currency: string;
+            } | null;
         };
-        /** @description No coupon with this code (or no such product) in this shop. The error envelope (`Error`) with `code` one of `COUPON_NOT_FOUND`, `PRODUCT_NOT_FOUND`. */
+        /** @description No coupon with this code (or no such product or variant) in this shop. The error envelope (`Error`) with `code` one of `COUPON_NOT_FOUND`, `PRODUCT_NOT_FOUND`, `VARIANT_NOT_FOUND`. */
         CouponNotFoundError: {
             error: components["schemas"]["ErrorObject"] & {
                 /** @enum {string} */
-                code: "COUPON_NOT_FOUND" | "PRODUCT_NOT_FOUND";
+                code: "COUPON_NOT_FOUND" | "PRODUCT_NOT_FOUND" | "VARIANT_NOT_FOUND";
             };
         };
-        /** @description The coupon exists but cannot be used. The error envelope (`Error`) with `code` one of `COUPON_EXPIRED`, `COUPON_MAX_USES_REACHED`. */
+        /** @description The coupon exists but cannot be used (here). The error envelope (`Error`) with `code` one of `COUPON_EXPIRED`, `COUPON_MAX_USES_REACHED`, `COUPON_NOT_APPLICABLE`. */
         CouponNotUsableError: {
             error: components["schemas"]["ErrorObject"] & {
                 /** @enum {string} */
-                code: "COUPON_EXPIRED" | "COUPON_MAX_USES_REACHED";
+                code: "COUPON_EXPIRED" | "COUPON_MAX_USES_REACHED" | "COUPON_NOT_APPLICABLE";
             };
         };
         /**
@@ -2404,7 +2465,15 @@ export interface components {
         CouponType: "PERCENTAGE" | "FIXED";
         /** @description Create a license. */
         CreateLicenseRequest: {
-            /** Format: email */
+            /**
+             * Format: int32
+             * @description How many devices the license may register; default the product's `license.activation_limit`, else 1.
+             */
+            activation_limit?: number;
+            /**
+             * Format: email
+             * @description Who the license is for; the shop's customer with this email (if any) becomes its `customer_id`.
+             */
             customer_email?: string;
             /**
              * Format: int64
@@ -2413,7 +2482,7 @@ export interface components {
             expires_at?: number;
             /** @description Pre-register a device. */
             hwid?: string;
-            /** @description The key; generated when omitted. */
+            /** @description The key (visible ASCII, no spaces; matched exactly); generated when omitted. */
             key?: string;
             note?: string;
             /** @description The product the license is for. */
@@ -2421,6 +2490,10 @@ export interface components {
         };
         /** @description Create an order. `email` is required (the receipt and the goods are sent there, and the buyer is found or created as a customer by it). */
         CreateOrderRequest: {
+            /** @description The code of an `ACTIVE` affiliate of the shop (exact, case-sensitive) who referred this order: the order is attributed to them (`affiliate_customer_id`, `affiliate_code`) and earns them commission when it completes. A buyer not yet referred by anyone becomes referred by this affiliate. Unknown, not `ACTIVE`, or the buyer's own code: 422 on `affiliate_code`. Left out: the order is attributed to the affiliate who referred the buyer (`referred_by`), if that customer is an `ACTIVE` affiliate; otherwise to no one. */
+            affiliate_code?: string;
+            /** @description The buyer's country (ISO 3166-1 alpha-2), checked against the shop's `COUNTRY` blacklist entries; when omitted, the customer's stored country is checked. */
+            country?: string;
             /** @description Coupon to apply. */
             coupon_code?: string;
             /** @description Free-form key/value pairs stored on the order. */
@@ -2434,10 +2507,23 @@ export interface components {
             email: string;
             /** @description A valid active gateway of the shop; preselects it on the hosted checkout. */
             gateway?: string;
+            /** @description The buyer's IP address (IPv4 or IPv6), as the integrating backend saw it, checked against the shop's `IP` blacklist entries (422 when it is not an address). Not stored. */
+            ip_address?: string;
             /** @description Line items (1 to 100). */
             items: {
+                /** @description Add-ons the buyer takes with this item: ids of enabled add-ons offered with the item's product. Each is charged per unit at its catalog price (price x quantity) and added to the line total. Required add-ons of the product are always added, sent or not. An id that is not an enabled add-on of this product in this shop (another product's, another shop's, unknown, disabled) is 422 `VALIDATION_ERROR` on `items[i].addons[j]`. */
+                addons?: string[];
                 /** @description Buyer-supplied delivery text. */
                 delivery_instructions?: string;
+                /**
+                 * @description The buyer's choice for the product's variant fields (`GET /products/{id}/variants/fields`): field name -> option value, both exactly as listed, e.g. `{"Size": "Large"}`. Every field that has options needs a choice; a field without options yet is not offered. A missing choice, an unknown field or a value the field does not offer is 422 `VALIDATION_ERROR` on `items[i].options.<field name>`. Each chosen option's `price_adjustment` is added to the unit price (a unit price below 0 counts as 0). Not sent: no choice.
+                 * @example {
+                 *       "Size": "Large"
+                 *     }
+                 */
+                options?: {
+                    [key: string]: string;
+                };
                 /** @description The product. */
                 product_id: string;
                 /**
@@ -2450,6 +2536,8 @@ export interface components {
             }[];
             /** @description Title shown on the checkout and stored as `developer_title`. */
             title?: string;
+            /** @description `true`: pay from the buyer's store-credit wallet (the customer of `email`) first. The wallet's available balance, up to the order's `total`, is held for the order and shown as `balance_paid_amount`; the rest (`total - balance_paid_amount`) is what the hosted checkout charges. The hold is not available for wallet debits while the order is `PENDING`; completion takes it from the wallet (a wallet transaction), voiding gives it back. A total the wallet covers entirely completes the order at once (`COMPLETED`, gateway `BALANCE`, goods delivered, `order:paid` and `order:completed` emitted in the same request). An empty wallet holds nothing (the order is paid on the checkout as usual). A wallet in another currency than the order: 422 `VALIDATION_ERROR` on `use_wallet_balance`. Default `false`: the wallet is not touched. */
+            use_wallet_balance?: boolean;
         };
         /** @description Create a payment link. Exactly one of `product_id` and `amount`. */
         CreatePaymentLinkRequest: {
@@ -2483,7 +2571,7 @@ export interface components {
             currency: string;
             /**
              * Format: email
-             * @description Buyer email.
+             * @description Buyer email; when left out, the hosted checkout asks the buyer for it before payment.
              */
             email?: string;
             /** @description Force a gateway (a valid active gateway of the shop). */
@@ -2535,7 +2623,7 @@ export interface components {
         Customer: {
             /** @description Only with `include_affiliate=true` (optional key): the affiliate summary, `null` when the customer is not an affiliate. */
             affiliate?: components["schemas"]["CustomerAffiliateSummary"] | null;
-            /** @description The customer matches a blacklist entry. */
+            /** @description Computed: an `EMAIL`, `EMAIL_DOMAIN` or `COUNTRY` entry of the shop's blacklist (`GET /blacklist`) matches the customer's email, its domain, or its country. Such a customer's orders are refused (400 `BUYER_BLOCKED`). */
             blacklisted: boolean;
             /** @description ISO 3166-1 alpha-2 country, or `null`. */
             country: string | null;
@@ -2558,10 +2646,10 @@ export interface components {
             phone: string | null;
             /**
              * Format: int32
-             * @description Completed orders.
+             * @description Paid orders (completed at some time, refunded ones included); computed from the orders.
              */
             total_orders: number;
-            /** @description Lifetime spend in the shop currency. */
+            /** @description Lifetime spend, computed (never stored): the sum of `total` minus what was refunded over the customer's paid orders (orders completed at some time, whatever their status since), in the orders' own amounts. */
             total_spent: number;
             /**
              * Format: int64
@@ -2572,15 +2660,22 @@ export interface components {
         };
         /** @description Affiliate summary of a customer. */
         CustomerAffiliateSummary: {
-            /** @description Unpaid commission. */
+            /** @description Unpaid commission; the same figure as AffiliateCustomer.balance (may be negative). */
             balance: number;
             /** @description The customer's affiliate code. */
             code: string;
             commission_percent: number;
+            /** @description The same figure as AffiliateCustomer.lifetime_earnings. */
             lifetime_earnings: number;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description Customers whose `referred_by` is this affiliate.
+             */
             referred_customers: number;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description The same figure as AffiliateCustomer.referred_orders.
+             */
             referred_orders: number;
             /**
              * @description Affiliate status.
@@ -2775,7 +2870,7 @@ export interface components {
          * @description Machine-readable error code. Each is explained at `/docs/errors#<CODE>`.
          * @enum {string}
          */
-        ErrorCode: "UNAUTHORIZED" | "FORBIDDEN" | "VALIDATION_ERROR" | "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_IN_PROGRESS" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "REQUEST_HEADER_FIELDS_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL_ERROR" | "NOT_IMPLEMENTED" | "SERVICE_UNAVAILABLE" | "PRODUCT_NOT_FOUND" | "INVOICE_NOT_FOUND" | "PAYMENT_NOT_FOUND" | "CUSTOMER_NOT_FOUND" | "CATEGORY_NOT_FOUND" | "COUPON_NOT_FOUND" | "SUBSCRIPTION_NOT_FOUND" | "TICKET_NOT_FOUND" | "REVIEW_NOT_FOUND" | "ESCROW_NOT_FOUND" | "LICENSE_NOT_FOUND" | "RESELLER_NOT_FOUND" | "RESELLER_TIER_NOT_FOUND" | "VARIANT_NOT_FOUND" | "ORDER_ITEM_NOT_FOUND" | "PAYMENT_LINK_NOT_FOUND" | "VARIANT_FIELD_NOT_FOUND" | "QUANTITY_DEAL_NOT_FOUND" | "AFFILIATE_APPLICATION_NOT_FOUND" | "WEBHOOK_NOT_FOUND" | "WEBHOOK_LOG_NOT_FOUND" | "EVENT_NOT_FOUND" | "THEME_NOT_FOUND" | "PREVIEW_SESSION_NOT_FOUND" | "DOMAIN_NOT_FOUND" | "MESSAGING_BOT_NOT_FOUND" | "REPORT_NOT_FOUND" | "SESSION_NOT_FOUND" | "CONFLICT" | "REVISION_CONFLICT" | "CONCURRENT_UPDATE" | "LICENSE_INVALID" | "LICENSE_EXPIRED" | "LICENSE_HWID_MISMATCH" | "COUPON_EXPIRED" | "COUPON_MAX_USES_REACHED" | "ORDER_NOT_PENDING" | "BUYER_BLOCKED" | "ORDER_NOT_COMPLETED" | "ORDER_NOT_REFUNDABLE" | "REFUND_EXCEEDS_REMAINING" | "OUT_OF_STOCK" | "PRODUCT_NOT_SERIAL" | "PRODUCT_UNAVAILABLE" | "QUANTITY_OUT_OF_RANGE" | "GATEWAY_NOT_AVAILABLE" | "INSUFFICIENT_FUNDS" | "NOT_AN_AFFILIATE" | "SUBSCRIPTION_NOT_ACTIVE" | "AFFILIATE_APPLICATION_NOT_PENDING" | "FEATURE_NOT_AVAILABLE" | "OAUTH_INVALID_CLIENT" | "OAUTH_INVALID_REDIRECT_URI" | "OAUTH_INVALID_SCOPE" | "RESELLER_INVALID_STATUS" | "RESELLER_TIER_REQUIRED" | "RESELLER_PROGRAM_DISABLED" | "DEFAULT_TIER_REQUIRED";
+        ErrorCode: "UNAUTHORIZED" | "FORBIDDEN" | "VALIDATION_ERROR" | "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_IN_PROGRESS" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "REQUEST_HEADER_FIELDS_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL_ERROR" | "NOT_IMPLEMENTED" | "SERVICE_UNAVAILABLE" | "PRODUCT_NOT_FOUND" | "INVOICE_NOT_FOUND" | "PAYMENT_NOT_FOUND" | "CUSTOMER_NOT_FOUND" | "CATEGORY_NOT_FOUND" | "COUPON_NOT_FOUND" | "SUBSCRIPTION_NOT_FOUND" | "TICKET_NOT_FOUND" | "REVIEW_NOT_FOUND" | "ESCROW_NOT_FOUND" | "LICENSE_NOT_FOUND" | "RESELLER_NOT_FOUND" | "RESELLER_TIER_NOT_FOUND" | "VARIANT_NOT_FOUND" | "ORDER_ITEM_NOT_FOUND" | "PAYMENT_LINK_NOT_FOUND" | "VARIANT_FIELD_NOT_FOUND" | "QUANTITY_DEAL_NOT_FOUND" | "AFFILIATE_APPLICATION_NOT_FOUND" | "WEBHOOK_NOT_FOUND" | "WEBHOOK_LOG_NOT_FOUND" | "EVENT_NOT_FOUND" | "THEME_NOT_FOUND" | "PREVIEW_SESSION_NOT_FOUND" | "DOMAIN_NOT_FOUND" | "MESSAGING_BOT_NOT_FOUND" | "REPORT_NOT_FOUND" | "SESSION_NOT_FOUND" | "CONFLICT" | "REVISION_CONFLICT" | "CONCURRENT_UPDATE" | "LICENSE_INVALID" | "LICENSE_EXPIRED" | "LICENSE_HWID_MISMATCH" | "COUPON_EXPIRED" | "COUPON_MAX_USES_REACHED" | "COUPON_NOT_APPLICABLE" | "ORDER_NOT_PENDING" | "BUYER_BLOCKED" | "ORDER_NOT_COMPLETED" | "ORDER_NOT_REFUNDABLE" | "REFUND_EXCEEDS_REMAINING" | "OUT_OF_STOCK" | "PRODUCT_NOT_SERIAL" | "PRODUCT_UNAVAILABLE" | "QUANTITY_OUT_OF_RANGE" | "GATEWAY_NOT_AVAILABLE" | "INSUFFICIENT_FUNDS" | "NOT_AN_AFFILIATE" | "SUBSCRIPTION_NOT_ACTIVE" | "AFFILIATE_APPLICATION_NOT_PENDING" | "FEATURE_NOT_AVAILABLE" | "OAUTH_INVALID_CLIENT" | "OAUTH_INVALID_REDIRECT_URI" | "OAUTH_INVALID_SCOPE" | "RESELLER_INVALID_STATUS" | "RESELLER_TIER_REQUIRED" | "RESELLER_PROGRAM_DISABLED" | "DEFAULT_TIER_REQUIRED";
         ErrorDetail: {
             /** @description Path of the offending value, e.g. `items[0].quantity`, `query.limit`, `body`. */
             field: string;
@@ -2996,8 +3091,13 @@ export interface components {
                 code: "INVOICE_NOT_FOUND";
             };
         };
-        /** @description A software license key. */
+        /** @description A software license key, with the devices it has registered. Issued by an order for a license product (one per unit; `order_id` set) or created through `POST /licenses`. */
         License: {
+            /**
+             * Format: int32
+             * @description How many devices the license may register.
+             */
+            activation_limit: number;
             /**
              * Format: int64
              * @description Unix seconds.
@@ -3005,12 +3105,16 @@ export interface components {
             created_at: number;
             /** Format: email */
             customer_email: string | null;
+            /** @description The shop's customer the license is for (the order's buyer, or the customer with `customer_email`). */
+            customer_id: string | null;
+            /** @description The registered devices, in slot order (at most `activation_limit`). */
+            devices: components["schemas"]["LicenseDevice"][];
             /**
              * Format: int64
              * @description Expiry, or `null` for never.
              */
             expires_at: number | null;
-            /** @description Hardware id of the registered device; set by the first validation that sends one. */
+            /** @description Hardware id of the registered device (of several: the one in the first slot); set by the first validation that sends one. */
             hwid: string | null;
             /** @description Identifier. */
             id: string;
@@ -3026,16 +3130,27 @@ export interface components {
             order_id: string | null;
             /** @description Identifier. */
             product_id: string;
-            /**
-             * @description License status.
-             * @enum {string}
-             */
-            status: "ACTIVE" | "EXPIRED" | "REVOKED";
+            status: components["schemas"]["LicenseStatus"];
             /**
              * Format: int64
              * @description Unix seconds.
              */
             updated_at: number;
+        };
+        /** @description A device registered on a license (by a validation with its `hwid`, or by create/update). */
+        LicenseDevice: {
+            /** @description The device's hardware id. */
+            hwid: string;
+            /**
+             * Format: int64
+             * @description The last accepted validation from this device (Unix seconds).
+             */
+            last_validated_at: number;
+            /**
+             * Format: int64
+             * @description Unix seconds.
+             */
+            registered_at: number;
         };
         /** @description A license key issued for an order or order item. */
         LicenseKeyRef: {
@@ -3050,11 +3165,7 @@ export interface components {
             key: string;
             /** @description The product the license belongs to. */
             product_id: string | null;
-            /**
-             * @description License status.
-             * @enum {string}
-             */
-            status: "ACTIVE" | "EXPIRED" | "REVOKED";
+            status: components["schemas"]["LicenseStatus"];
         };
         /** @description No license with this id in this shop (`LICENSE_NOT_FOUND`). The error envelope (`Error`) with `code` one of `LICENSE_NOT_FOUND`. */
         LicenseNotFoundError: {
@@ -3070,6 +3181,11 @@ export interface components {
                 code: "LICENSE_INVALID" | "LICENSE_EXPIRED" | "LICENSE_HWID_MISMATCH";
             };
         };
+        /**
+         * @description `ACTIVE`; `EXPIRED`: active but past its `expires_at` (decided when read, not stored); `REVOKED`: by `PATCH /licenses/{id}` or a full refund of its order (re-activating makes it `ACTIVE` again).
+         * @enum {string}
+         */
+        LicenseStatus: "ACTIVE" | "EXPIRED" | "REVOKED";
         /** @description A successful license validation. */
         LicenseValidation: {
             license: components["schemas"]["License"];
@@ -3248,7 +3364,7 @@ export interface components {
             affiliate_link_id: string | null;
             /** @description Alternative payment method used, if any. */
             apm_method: string | null;
-            /** @description Part paid from the customer's wallet balance. */
+            /** @description Part paid from the customer's wallet balance (`use_wallet_balance` on creation): held while the order is `PENDING`, taken from the wallet when it completes, given back when it is voided. The checkout charges `total - balance_paid_amount`. */
             balance_paid_amount: number;
             /** @description Blockchain of a crypto payment (e.g. `BTC`, `ETH`). */
             blockchain: string | null;
@@ -3297,7 +3413,7 @@ export interface components {
             is_developer_invoice: boolean;
             /** @description Line items. */
             items: components["schemas"]["OrderItem"][];
-            /** @description License keys issued for the order (optional key). */
+            /** @description License keys issued for the order (optional key: present once it issued some). Completing an order issues one key per unit of each line item of a license product (see `Product.license`), `license:created` each; a full refund revokes them (`REVOKED`, `license:revoked` each); a partial refund leaves them. */
             license_keys?: components["schemas"]["LicenseKeyRef"][];
             /**
              * @description Payment status (see `PaymentStatus`), or `null` before a payment attempt exists.
@@ -3313,7 +3429,7 @@ export interface components {
             status: components["schemas"]["OrderStatus"];
             /** @description Free text explaining the status (e.g. why it was voided). */
             status_details: string | null;
-            /** @description The subscription the order belongs to. */
+            /** @description The subscription the order started (its first `SUBSCRIPTION` line, once completed) or renews (a renewal invoice, `flow_type` `SUBSCRIPTION_RENEWAL`), else `null`. */
             subscription_id: string | null;
             /** @description Sum of line totals. */
             subtotal: number;
@@ -3338,6 +3454,17 @@ export interface components {
         };
         /** @description One line of an order. */
         OrderItem: {
+            /** @description The add-ons taken with this item, as bought (optional key, present when the item has any). */
+            addons?: {
+                /** @description The add-on. */
+                id: string;
+                /** @description Its title at the time of purchase. */
+                title: string;
+                /** @description `unit_price` x the item's `quantity`, rounded to the minor unit. */
+                total: number;
+                /** @description Its price per unit of the item. */
+                unit_price: number;
+            }[];
             /** @description Buyer-entered custom field values, key to value. */
             custom_fields: {
                 [key: string]: unknown;
@@ -3358,7 +3485,7 @@ export interface components {
             delivery_status: components["schemas"]["DeliveryStatus"];
             /** @description The line item id (`itemId` in paths). */
             id: string;
-            /** @description License keys issued for this item (optional key). */
+            /** @description License keys issued for this item, one per unit (optional key: present once it issued some). A `SERVICE` item of a license product is `DELIVERED` by its keys; other types deliver as they do and add the keys. `delivered_items.license_ids` names the licenses. */
             license_keys?: components["schemas"]["LicenseKeyRef"][];
             /** @description The product, or `null` when the item is not backed by a product (generic payments). */
             product_id: string | null;
@@ -3371,10 +3498,25 @@ export interface components {
             product_type: "SERIALS" | "FILE" | "SERVICE" | "DYNAMIC" | "SUBSCRIPTION";
             /** @description Units bought. */
             quantity: number;
-            /** @description Line total. */
+            /** @description The quantity deal's discount on this line (optional key, present when a deal applied): the best tier of the shop's enabled deals for the product whose `min_quantity` the item's quantity reaches. `PERCENTAGE`: that percent of `unit_price` x `quantity`; `FIXED`: that amount off each unit (at most the line's price); rounded to the minor unit. A coupon then applies to the line totals, after this discount. */
+            quantity_discount?: number;
+            /** @description Line total: `unit_price` x `quantity` (rounded to the currency's minor unit), minus `quantity_discount`, plus the `addons` totals. */
             total: number;
-            /** @description Price of one unit. */
+            /** @description Price of one unit (the variant's or product's price plus the chosen options' `price_adjustment`). */
             unit_price: number;
+            /** @description The variant field options chosen (`options` of the order request), as bought (optional key, present when the item has any). */
+            variant_options?: {
+                /** @description The variant field. */
+                field_id: string;
+                /** @description The field's name at the time of purchase. */
+                name: string;
+                /** @description The chosen option. */
+                option_id: string;
+                /** @description Added to the unit price. */
+                price_adjustment: number;
+                /** @description The option's value at the time of purchase. */
+                value: string;
+            }[];
             /** @description Variant title at the time of purchase. */
             variant_title: string | null;
         };
@@ -3406,11 +3548,11 @@ export interface components {
                 code: "PRODUCT_NOT_FOUND" | "VARIANT_NOT_FOUND" | "COUPON_NOT_FOUND";
             };
         };
-        /** @description A business rule refused the order. The error envelope (`Error`) with `code` one of `PRODUCT_UNAVAILABLE`, `OUT_OF_STOCK`, `QUANTITY_OUT_OF_RANGE`, `GATEWAY_NOT_AVAILABLE`, `COUPON_EXPIRED`, `COUPON_MAX_USES_REACHED`, `BUYER_BLOCKED`. */
+        /** @description A business rule refused the order. The error envelope (`Error`) with `code` one of `PRODUCT_UNAVAILABLE`, `OUT_OF_STOCK`, `QUANTITY_OUT_OF_RANGE`, `GATEWAY_NOT_AVAILABLE`, `COUPON_EXPIRED`, `COUPON_MAX_USES_REACHED`, `COUPON_NOT_APPLICABLE`, `BUYER_BLOCKED`. */
         OrderRejectedError: {
             error: components["schemas"]["ErrorObject"] & {
                 /** @enum {string} */
-                code: "PRODUCT_UNAVAILABLE" | "OUT_OF_STOCK" | "QUANTITY_OUT_OF_RANGE" | "GATEWAY_NOT_AVAILABLE" | "COUPON_EXPIRED" | "COUPON_MAX_USES_REACHED" | "BUYER_BLOCKED";
+                code: "PRODUCT_UNAVAILABLE" | "OUT_OF_STOCK" | "QUANTITY_OUT_OF_RANGE" | "GATEWAY_NOT_AVAILABLE" | "COUPON_EXPIRED" | "COUPON_MAX_USES_REACHED" | "COUPON_NOT_APPLICABLE" | "BUYER_BLOCKED";
             };
         };
         /**
@@ -3588,6 +3730,8 @@ export interface components {
             id: string;
             image_id: string | null;
             image_url: string | null;
+            /** @description Present (optional key) on a license product only: the terms of the license key each unit of a completed order issues. */
+            license?: components["schemas"]["ProductLicense"];
             /** Format: int32 */
             max_risk_level: number;
             on_hold: boolean;
@@ -3645,6 +3789,19 @@ export interface components {
             required: boolean;
             /** @enum {string} */
             type: "text" | "textarea" | "number" | "email" | "checkbox" | "hidden";
+        };
+        /** @description What makes a product a license product (set by fixtures: `license_activation_limit`, `license_duration_days`): each unit of a completed order issues a license key with these terms. */
+        ProductLicense: {
+            /**
+             * Format: int32
+             * @description Devices each issued key may register.
+             */
+            activation_limit: number;
+            /**
+             * Format: int32
+             * @description Issued keys expire this many days after the order completes; `null` never.
+             */
+            duration_days: number | null;
         };
         /** @description No product with this id in this shop (`PRODUCT_NOT_FOUND`). The error envelope (`Error`) with `code` one of `PRODUCT_NOT_FOUND`. */
         ProductNotFoundError: {
@@ -4078,7 +4235,7 @@ export interface components {
              */
             updated_at: string;
         };
-        /** @description A recurring subscription of a customer to a product. */
+        /** @description A recurring subscription of a customer to a product. It starts when an order with a line of a `SUBSCRIPTION` product is completed (one subscription per line, `subscription:created`; the order's `subscription_id` names it), `ACTIVE`, its first period beginning at the payment. Its billing interval is the line variant's own, else the product's, else 1 `MONTH` (MONTH and YEAR keep the day of the month, clamped to the end of a shorter month; times are UTC). At the end of each period the renewal job issues a renewal invoice: an order (`flow_type` `SUBSCRIPTION_RENEWAL`, `subscription_id` set, `order:created`) of the same product, variant and quantity at the subscription's `price` plus the shop's tax, payable for 7 days. Paying it (any completion: the hosted checkout, `POST /orders/{id}/complete`) begins the next period and emits `subscription:renewed`. An invoice that expires unpaid makes the subscription `PAST_DUE` and a new invoice for the same period is issued at once; the third invoice in a row that expires unpaid cancels it (`CANCELLED`, `subscription:cancelled`). A `PAUSED` subscription gets no invoices (see `pauseSubscription`). `TRIALING` and `EXPIRED` are not produced by this version (products have no trial and no end), and `cancel_at_period_end` is always `false` (there is no cancel operation yet). Its `custom_fields` start as the text values of the order's `custom_fields`. */
         Subscription: {
             cancel_at_period_end: boolean;
             /**
@@ -4116,6 +4273,7 @@ export interface components {
              * @description Unix seconds, or `null`.
              */
             paused_at: number | null;
+            /** @description What each renewal bills before tax, fixed when the subscription started (the line's unit price times its quantity; a coupon of the first order does not apply to renewals). */
             price: number;
             /** @description Identifier. */
             product_id: string;
@@ -4125,7 +4283,7 @@ export interface components {
              */
             resume_at: number | null;
             /**
-             * @description Subscription status.
+             * @description `ACTIVE`: billed each period; `PAST_DUE`: a renewal invoice expired unpaid and a new one for the same period is open; `PAUSED`: no invoices until `resume_at`; `CANCELLED`: three renewal invoices in a row expired unpaid (final); `TRIALING`, `EXPIRED`: not produced by this version.
              * @enum {string}
              */
             status: "TRIALING" | "ACTIVE" | "PAST_DUE" | "PAUSED" | "CANCELLED" | "EXPIRED";
@@ -4139,7 +4297,7 @@ export interface components {
         };
         /** @description Update subscription custom fields. */
         SubscriptionCustomFieldsRequest: {
-            /** @description Keys to set; a `null` value removes the key. */
+            /** @description Keys (1 to 100 characters) to set; a `null` value removes the key. */
             custom_fields: {
                 [key: string]: string | null;
             };
@@ -4343,13 +4501,20 @@ export interface components {
         /** @description Partial update. */
         UpdateLicenseRequest: {
             /**
+             * Format: int32
+             * @description How many devices the license may register; not below the devices that stay registered (422).
+             */
+            activation_limit?: number;
+            /**
              * Format: int64
              * @description New expiry; `null` never expires.
              */
             expires_at?: number | null;
-            /** @description `null` releases the registered device. */
+            /** @description `null` releases every registered device; a hardware id replaces them with that one device. */
             hwid?: string | null;
             note?: string | null;
+            /** @description Hardware ids of devices to release (unregistered ones are ignored). */
+            release_devices?: string[];
             /**
              * @description Revoke or re-activate.
              * @enum {string}
@@ -6593,8 +6758,13 @@ export interface components {
         CustomerFilters: string;
         /** @description The customer's `id`. */
         CustomerId: string;
-        /** @description Sort field for customers; a leading `-` sorts descending. Default `-created_at`. Ties break on `id`. Send the same value when following a cursor. */
+        /** @description Sort field for customers; a leading `-` sorts descending. Default `-created_at`. Ties break on `id`. Send the same value when following a cursor. `total_spent` is computed from the customers' orders, so sorting on it (like the `min_total_spent` and `blacklisted` filters) reads every customer of the shop; the other sorts are index ranges. */
         CustomerSorts: "created_at" | "-created_at" | "updated_at" | "-updated_at" | "email" | "-email" | "total_spent" | "-total_spent";
+        /**
+         * @description Comma-separated `field:value` pairs, all of which must match. Allowed fields for disputes: `status` (a dispute status), `reason` (a dispute reason), `order_id` (id). An unknown field or a bad value: 422. Send the same value when following a cursor.
+         * @example status:OPEN
+         */
+        DisputeFilters: string;
         /** @description The domain's `id`. */
         DomainId: string;
         /**
@@ -6649,12 +6819,24 @@ export interface components {
         ReportId: string;
         /** @description The reseller's `id`. */
         ResellerId: string;
+        /**
+         * @description Comma-separated `field:value` pairs, all of which must match. Allowed fields for reviews: `rating` (1 to 5), `product_id` (id), `order_id` (id). An unknown field or a bad value: 422. Send the same value when following a cursor.
+         * @example rating:5
+         */
+        ReviewFilters: string;
         /** @description The dashboard session id. */
         SessionId: string;
         /** @description The subscription's `id`. */
         SubscriptionId: string;
         /** @description The theme's `id`. */
         ThemeId: string;
+        /**
+         * @description Comma-separated `field:value` pairs, all of which must match. Allowed fields for tickets: `status` (a ticket status), `priority` (a ticket priority), `customer_email` (exact email). An unknown field or a bad value: 422. Send the same value when following a cursor.
+         * @example status:OPEN
+         */
+        TicketFilters: string;
+        /** @description Sort field for tickets; a leading `-` sorts descending. Default `-last_message_at` (most recent message first). Ties break on `id`. Send the same value when following a cursor. */
+        TicketSorts: "last_message_at" | "-last_message_at" | "created_at" | "-created_at";
         /** @description The webhook endpoint's `id`. */
         WebhookId: string;
         /** @description The delivery log's `id`. */
@@ -6732,10 +6914,10 @@ export interface operations {
                      *         "code": "SPRING10",
                      *         "status": "ACTIVE",
                      *         "commission_percent": 10,
-                     *         "balance": 35,
-                     *         "lifetime_earnings": 19.99,
+                     *         "balance": 0,
+                     *         "lifetime_earnings": 0,
                      *         "referred_orders": 0,
-                     *         "referred_revenue": 19.99,
+                     *         "referred_revenue": 0,
                      *         "currency": "USD",
                      *         "approved_at": 1763781000
                      *       }
@@ -6793,10 +6975,10 @@ export interface operations {
                      *           "code": "SPRING10",
                      *           "status": "ACTIVE",
                      *           "commission_percent": 10,
-                     *           "balance": 35,
-                     *           "lifetime_earnings": 19.99,
-                     *           "referred_orders": 0,
-                     *           "referred_revenue": 19.99,
+                     *           "balance": 1.67,
+                     *           "lifetime_earnings": 2.67,
+                     *           "referred_orders": 2,
+                     *           "referred_revenue": 26.67,
                      *           "currency": "USD",
                      *           "approved_at": 1763781000
                      *         }
@@ -6825,9 +7007,11 @@ export interface operations {
     getAffiliatePerformance: {
         parameters: {
             query?: {
-                /** @description Period start, Unix seconds (default 30 days ago). */
+                /** @description Period start, Unix seconds, included (default `to` minus 30 days). */
                 from?: number;
-                /** @description Period end, Unix seconds (default now). */
+                /** @description Length of each entry of `periods`: `day` (UTC), `week` (ISO, from Monday 00:00 UTC) or `month` (UTC). At most 400 entries. */
+                interval?: "day" | "week" | "month";
+                /** @description Period end, Unix seconds, excluded (default now). */
                 to?: number;
             };
             header?: never;
@@ -6854,16 +7038,39 @@ export interface operations {
                      *       "data": {
                      *         "customer_id": "cus_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
                      *         "currency": "USD",
-                     *         "from": 1763781000,
-                     *         "to": 1763781000,
-                     *         "clicks": 0,
-                     *         "referred_customers": 0,
-                     *         "referred_orders": 0,
-                     *         "referred_revenue": 19.99,
-                     *         "conversion_rate": 0.05,
-                     *         "commission_earned": 19.99,
-                     *         "commission_paid": 19.99,
-                     *         "balance": 35
+                     *         "from": 1763596800,
+                     *         "to": 1763769600,
+                     *         "interval": "day",
+                     *         "referred_customers": 1,
+                     *         "referred_orders": 2,
+                     *         "referred_revenue": 30,
+                     *         "refunded_amount": 3.33,
+                     *         "commission_earned": 3,
+                     *         "commission_reversed": 0.33,
+                     *         "commission_paid": 1,
+                     *         "balance": 1.67,
+                     *         "periods": [
+                     *           {
+                     *             "from": 1763596800,
+                     *             "to": 1763683200,
+                     *             "referred_orders": 2,
+                     *             "referred_revenue": 30,
+                     *             "refunded_amount": 0,
+                     *             "commission_earned": 3,
+                     *             "commission_reversed": 0,
+                     *             "commission_paid": 0
+                     *           },
+                     *           {
+                     *             "from": 1763683200,
+                     *             "to": 1763769600,
+                     *             "referred_orders": 0,
+                     *             "referred_revenue": 0,
+                     *             "refunded_amount": 3.33,
+                     *             "commission_earned": 0,
+                     *             "commission_reversed": 0.33,
+                     *             "commission_paid": 1
+                     *           }
+                     *         ]
                      *       }
                      *     }
                      */
@@ -7106,12 +7313,12 @@ export interface operations {
                      *       "data": [
                      *         {
                      *           "id": "cpn_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
-                     *           "code": "SPRING10",
+                     *           "code": "spring10",
                      *           "type": "PERCENTAGE",
                      *           "value": "10.00",
-                     *           "currency": "USD",
+                     *           "currency": null,
                      *           "product_ids": [
-                     *             "example product_ids"
+                     *             "prod_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f"
                      *           ],
                      *           "max_uses": 1,
                      *           "uses": 0,
@@ -7176,9 +7383,15 @@ export interface operations {
                      * @example {
                      *       "data": {
                      *         "coupon": {
-                     *           "code": "SPRING10",
+                     *           "code": "spring10",
                      *           "type": "PERCENTAGE",
-                     *           "value": "10.00"
+                     *           "value": "10.00",
+                     *           "currency": null,
+                     *           "product_ids": []
+                     *         },
+                     *         "discount": {
+                     *           "amount": 5,
+                     *           "currency": "USD"
                      *         }
                      *       }
                      *     }
@@ -7211,7 +7424,7 @@ export interface operations {
                 filters?: components["parameters"]["CustomerFilters"];
                 /** @description Page size, 1 to 100. */
                 limit?: components["parameters"]["Limit"];
-                /** @description Sort field for customers; a leading `-` sorts descending. Default `-created_at`. Ties break on `id`. Send the same value when following a cursor. */
+                /** @description Sort field for customers; a leading `-` sorts descending. Default `-created_at`. Ties break on `id`. Send the same value when following a cursor. `total_spent` is computed from the customers' orders, so sorting on it (like the `min_total_spent` and `blacklisted` filters) reads every customer of the shop; the other sorts are index ranges. */
                 sorts?: components["parameters"]["CustomerSorts"];
             };
             header?: never;
@@ -7577,6 +7790,11 @@ export interface operations {
             query?: {
                 /** @description The `pagination.next_cursor` of the previous page. Opaque and encrypted (it reveals nothing of the rows it points at). Valid for 24 hours, and only for the shop, the list, the `filters` and the `sorts` it was issued with; an altered, expired, another shop's or mismatched cursor is a 422 `VALIDATION_ERROR` with a detail on `query.cursor`. */
                 cursor?: components["parameters"]["Cursor"];
+                /**
+                 * @description Comma-separated `field:value` pairs, all of which must match. Allowed fields for disputes: `status` (a dispute status), `reason` (a dispute reason), `order_id` (id). An unknown field or a bad value: 422. Send the same value when following a cursor.
+                 * @example status:OPEN
+                 */
+                filters?: components["parameters"]["DisputeFilters"];
                 /** @description Page size, 1 to 100. */
                 limit?: components["parameters"]["Limit"];
             };
@@ -7952,8 +8170,16 @@ export interface operations {
             query?: {
                 /** @description The `pagination.next_cursor` of the previous page. Opaque and encrypted (it reveals nothing of the rows it points at). Valid for 24 hours, and only for the shop, the list, the `filters` and the `sorts` it was issued with; an altered, expired, another shop's or mismatched cursor is a 422 `VALIDATION_ERROR` with a detail on `query.cursor`. */
                 cursor?: components["parameters"]["Cursor"];
+                /** @description Only the licenses issued to this email (case-insensitive, exact). */
+                customer_email?: string;
+                /** @description Only the licenses of this customer (issued for its orders, or created for its email). */
+                customer_id?: string;
                 /** @description Page size, 1 to 100. */
                 limit?: components["parameters"]["Limit"];
+                /** @description Only the licenses of this product. */
+                product_id?: string;
+                /** @description Only licenses in this status. */
+                status?: components["schemas"]["LicenseStatus"];
             };
             header?: never;
             path?: never;
@@ -7979,9 +8205,18 @@ export interface operations {
                      *           "key": "LIC-8F2K-9QXA-77TZ",
                      *           "product_id": "prod_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
                      *           "order_id": "ord_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
+                     *           "customer_id": "cus_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
                      *           "customer_email": "ada@example.com",
                      *           "status": "ACTIVE",
                      *           "hwid": "HW-5c1e9b2a",
+                     *           "activation_limit": 1,
+                     *           "devices": [
+                     *             {
+                     *               "hwid": "HW-5c1e9b2a",
+                     *               "registered_at": 1763781000,
+                     *               "last_validated_at": 1763781000
+                     *             }
+                     *           ],
                      *           "expires_at": 1763781000,
                      *           "note": "Handled by support",
                      *           "last_validated_at": 1763781000,
@@ -8061,9 +8296,18 @@ export interface operations {
                      *         "key": "LIC-8F2K-9QXA-77TZ",
                      *         "product_id": "prod_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
                      *         "order_id": "ord_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
+                     *         "customer_id": "cus_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
                      *         "customer_email": "ada@example.com",
                      *         "status": "ACTIVE",
                      *         "hwid": "HW-5c1e9b2a",
+                     *         "activation_limit": 1,
+                     *         "devices": [
+                     *           {
+                     *             "hwid": "HW-5c1e9b2a",
+                     *             "registered_at": 1763781000,
+                     *             "last_validated_at": 1763781000
+                     *           }
+                     *         ],
                      *         "expires_at": 1763781000,
                      *         "note": "Handled by support",
                      *         "last_validated_at": 1763781000,
@@ -8119,9 +8363,18 @@ export interface operations {
                      *         "key": "LIC-8F2K-9QXA-77TZ",
                      *         "product_id": "prod_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
                      *         "order_id": "ord_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
+                     *         "customer_id": "cus_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
                      *         "customer_email": "ada@example.com",
                      *         "status": "ACTIVE",
                      *         "hwid": "HW-5c1e9b2a",
+                     *         "activation_limit": 1,
+                     *         "devices": [
+                     *           {
+                     *             "hwid": "HW-5c1e9b2a",
+                     *             "registered_at": 1763781000,
+                     *             "last_validated_at": 1763781000
+                     *           }
+                     *         ],
                      *         "expires_at": 1763781000,
                      *         "note": "Handled by support",
                      *         "last_validated_at": 1763781000,
@@ -8251,9 +8504,18 @@ export interface operations {
                      *         "key": "LIC-8F2K-9QXA-77TZ",
                      *         "product_id": "prod_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
                      *         "order_id": "ord_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
+                     *         "customer_id": "cus_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
                      *         "customer_email": "ada@example.com",
                      *         "status": "ACTIVE",
                      *         "hwid": "HW-5c1e9b2a",
+                     *         "activation_limit": 1,
+                     *         "devices": [
+                     *           {
+                     *             "hwid": "HW-5c1e9b2a",
+                     *             "registered_at": 1763781000,
+                     *             "last_validated_at": 1763781000
+                     *           }
+                     *         ],
                      *         "expires_at": 1763781000,
                      *         "note": "Handled by support",
                      *         "last_validated_at": 1763781000,
@@ -8330,9 +8592,18 @@ export interface operations {
                      *           "key": "LIC-8F2K-9QXA-77TZ",
                      *           "product_id": "prod_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
                      *           "order_id": "ord_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
+                     *           "customer_id": "cus_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
                      *           "customer_email": "ada@example.com",
                      *           "status": "ACTIVE",
                      *           "hwid": "HW-5c1e9b2a",
+                     *           "activation_limit": 1,
+                     *           "devices": [
+                     *             {
+                     *               "hwid": "HW-5c1e9b2a",
+                     *               "registered_at": 1763781000,
+                     *               "last_validated_at": 1763781000
+                     *             }
+                     *           ],
                      *           "expires_at": 1763781000,
                      *           "note": "Handled by support",
                      *           "last_validated_at": 1763781000,
@@ -10301,16 +10572,18 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "title": "Pro License",
+                 *       "title": "Volume discount",
                  *       "enabled": true,
-                 *       "product_ids": [
-                 *         "example product_ids"
-                 *       ],
                  *       "tiers": [
                  *         {
                  *           "min_quantity": 2,
                  *           "discount_type": "PERCENTAGE",
-                 *           "discount_value": 19.99
+                 *           "discount_value": 10
+                 *         },
+                 *         {
+                 *           "min_quantity": 10,
+                 *           "discount_type": "FIXED",
+                 *           "discount_value": 2.5
                  *         }
                  *       ]
                  *     }
@@ -10861,6 +11134,11 @@ export interface operations {
             query?: {
                 /** @description The `pagination.next_cursor` of the previous page. Opaque and encrypted (it reveals nothing of the rows it points at). Valid for 24 hours, and only for the shop, the list, the `filters` and the `sorts` it was issued with; an altered, expired, another shop's or mismatched cursor is a 422 `VALIDATION_ERROR` with a detail on `query.cursor`. */
                 cursor?: components["parameters"]["Cursor"];
+                /**
+                 * @description Comma-separated `field:value` pairs, all of which must match. Allowed fields for reviews: `rating` (1 to 5), `product_id` (id), `order_id` (id). An unknown field or a bad value: 422. Send the same value when following a cursor.
+                 * @example rating:5
+                 */
+                filters?: components["parameters"]["ReviewFilters"];
                 /** @description Page size, 1 to 100. */
                 limit?: components["parameters"]["Limit"];
             };
@@ -11695,7 +11973,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "resume_at": 1763781000,
+                 *       "resume_at": 1893456000,
                  *       "reason": "Customer request"
                  *     }
                  */
@@ -12598,8 +12876,15 @@ export interface operations {
             query?: {
                 /** @description The `pagination.next_cursor` of the previous page. Opaque and encrypted (it reveals nothing of the rows it points at). Valid for 24 hours, and only for the shop, the list, the `filters` and the `sorts` it was issued with; an altered, expired, another shop's or mismatched cursor is a 422 `VALIDATION_ERROR` with a detail on `query.cursor`. */
                 cursor?: components["parameters"]["Cursor"];
+                /**
+                 * @description Comma-separated `field:value` pairs, all of which must match. Allowed fields for tickets: `status` (a ticket status), `priority` (a ticket priority), `customer_email` (exact email). An unknown field or a bad value: 422. Send the same value when following a cursor.
+                 * @example status:OPEN
+                 */
+                filters?: components["parameters"]["TicketFilters"];
                 /** @description Page size, 1 to 100. */
                 limit?: components["parameters"]["Limit"];
+                /** @description Sort field for tickets; a leading `-` sorts descending. Default `-last_message_at` (most recent message first). Ties break on `id`. Send the same value when following a cursor. */
+                sorts?: components["parameters"]["TicketSorts"];
             };
             header?: never;
             path?: never;
@@ -13239,10 +13524,10 @@ export interface operations {
                  *         "code": "SPRING10",
                  *         "status": "ACTIVE",
                  *         "commission_percent": 10,
-                 *         "balance": 35,
-                 *         "lifetime_earnings": 19.99,
+                 *         "balance": 0,
+                 *         "lifetime_earnings": 0,
                  *         "referred_orders": 0,
-                 *         "referred_revenue": 19.99,
+                 *         "referred_revenue": 0,
                  *         "currency": "USD",
                  *         "approved_at": 1763781000
                  *       }
@@ -13508,9 +13793,18 @@ export interface operations {
                  *         "key": "LIC-8F2K-9QXA-77TZ",
                  *         "product_id": "prod_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
                  *         "order_id": "ord_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
+                 *         "customer_id": "cus_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
                  *         "customer_email": "ada@example.com",
                  *         "status": "ACTIVE",
                  *         "hwid": "HW-5c1e9b2a",
+                 *         "activation_limit": 1,
+                 *         "devices": [
+                 *           {
+                 *             "hwid": "HW-5c1e9b2a",
+                 *             "registered_at": 1763781000,
+                 *             "last_validated_at": 1763781000
+                 *           }
+                 *         ],
                  *         "expires_at": 1763781000,
                  *         "note": "Handled by support",
                  *         "last_validated_at": 1763781000,
@@ -13572,9 +13866,18 @@ export interface operations {
                  *         "key": "LIC-8F2K-9QXA-77TZ",
                  *         "product_id": "prod_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
                  *         "order_id": "ord_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
+                 *         "customer_id": "cus_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
                  *         "customer_email": "ada@example.com",
                  *         "status": "ACTIVE",
                  *         "hwid": "HW-5c1e9b2a",
+                 *         "activation_limit": 1,
+                 *         "devices": [
+                 *           {
+                 *             "hwid": "HW-5c1e9b2a",
+                 *             "registered_at": 1763781000,
+                 *             "last_validated_at": 1763781000
+                 *           }
+                 *         ],
                  *         "expires_at": 1763781000,
                  *         "note": "Handled by support",
                  *         "last_validated_at": 1763781000,

@@ -10,15 +10,21 @@ import { authenticate, type AuthContext } from '../auth/authenticate';
 import { fullAccessScope, hasScope } from '../auth/scopes';
 import { ApiError, ForbiddenError, UnauthorizedError, ValidationError } from '../errors';
 import { operations, type OperationId } from '../generated/operations';
-import { isRecordedRefusal, requestOrigin } from '../platform/audit';
-import { Idempotency, renderResult, sendStored, setIdempotencyStatus } from '../platform/idempotency';
-import type { UnitOfWork, WriteOrigin } from '../platform/unit-of-work';
+import { acceptedEntry, isRecordedRefusal, requestOrigin } from '../platform/audit';
+import { Idempotency, idempotencyKeyOf, renderResult, sendStored, setIdempotencyStatus } from '../platform/idempotency';
+import { Effects, type UnitOfWork, type WriteOrigin } from '../platform/unit-of-work';
 import type { ReadDb } from '../../db/queries/shop-scope';
 import { loadSpec } from '../spec';
 import { bodyValue, readBody, type BodySchema } from './body';
 import { speedUpRouter } from './fast-router';
 import type { RateLimiter } from './rate-limit';
-import type { HandlerMap, OperationContext, OperationResult, Services } from './handler';
+import {
+  isSingleStatement,
+  type HandlerMap,
+  type OperationContext,
+  type OperationResult,
+  type Services,
+} from './handler';
 import { toApiError } from './errors';
 import { refuseRepeatedAuthorization, routingMethod, withHeadAllowed } from './request-edges';
 import { validationDetails } from './validation-details';
@@ -181,6 +187,20 @@ export async function createApi(options: ApiOptions) {
       const run = handler as (ctx: OperationContext) => Promise<OperationResult>;
       if (!writeMethods.has(method)) {
         send(res, await run(ctx));
+        return;
+      }
+      if (isSingleStatement(handler) && idempotencyKeyOf(req.headers) === undefined) {
+        // A write that is one statement, atomic by itself (validateLicense): no transaction around it, and that
+        // statement writes the request's audit entry too, so the common case is one round trip. A refusal is
+        // recorded by handle() below like any other. With an Idempotency-Key it takes the unit of work like every
+        // write (the key's record must commit with the change).
+        const origin = originFor(c, req, res, auth)!;
+        origin.status = 200;
+        const effects = new Effects();
+        const result = await run(Object.assign(ctx, { db, effects, inlineAudit: acceptedEntry(origin, 200) }));
+        if (Object.values(effects.pending).some((list: unknown[]) => list.length > 0))
+          throw new Error(`${operationId} runs as a single statement but queued side effects`);
+        send(res, result);
         return;
       }
       // Writes: the unit of work, with the idempotency record committed in it (src/platform/idempotency.ts).

@@ -41,6 +41,16 @@ export const uniqueConstraints: Readonly<Record<string, ConstraintAnswer>> = {
     field: 'affiliate_code',
     message: 'Another affiliate of this shop already has this code.',
   },
+  product_variant_fields_name_key: {
+    code: 'CONFLICT',
+    field: 'name',
+    message: 'The product already has a variant field with this name (names are unique per product, ignoring case).',
+  },
+  product_variant_field_options_value_key: {
+    code: 'CONFLICT',
+    field: 'value',
+    message: 'The variant field already has an option with this value (values are unique per field, ignoring case).',
+  },
 };
 
 /**

@@ -12,6 +12,7 @@ import type { OperationId, operations as operationTable } from '../generated/ope
 import type { Effects } from '../platform/unit-of-work';
 import type { Clock } from '../platform/clock';
 import type { SecretBox } from '../platform/secret-box';
+import type { NewAuditEntry } from '../../db/queries/audit-entries';
 
 export interface Services {
   config: Config;
@@ -52,6 +53,12 @@ export interface OperationContext<Id extends OperationId = OperationId> {
   effects: IsWrite<Id> extends true ? Effects : undefined;
   services: Services;
   requestId: string;
+  /**
+   * Set only when a single-statement write (see `singleStatement`) runs outside the unit of work: the request's
+   * audit entry, which its one statement writes when it accepts the request. `db` is then the pool itself (typed
+   * as the transaction it stands in for: a single statement is atomic on its own).
+   */
+  inlineAudit?: NewAuditEntry;
 }
 
 /** `data` becomes `{ data }`; a `page` becomes `{ data, pagination }`; `raw` is sent as is (OAuth token responses). */
@@ -65,3 +72,17 @@ export type OperationHandler<Id extends OperationId = OperationId> = (
 ) => Promise<OperationResult>;
 
 export type HandlerMap = { [Id in OperationId]: OperationHandler<Id> };
+
+/**
+ * Marks a write handler that is ONE SQL statement, atomic by itself, answering 200, queuing no side effects, and
+ * writing `ctx.inlineAudit` in that statement when it accepts the request. Without an Idempotency-Key it runs
+ * outside the unit of work (no BEGIN, statement timeout, audit insert and COMMIT round trips around it): the hot
+ * public call of a software seller, license validation, is one round trip to the database (src/http/api.ts).
+ */
+export function singleStatement<Id extends OperationId>(handler: OperationHandler<Id>): OperationHandler<Id> {
+  return Object.assign(handler, { singleStatement: true as const });
+}
+
+export function isSingleStatement(handler: unknown): boolean {
+  return (handler as { singleStatement?: unknown }).singleStatement === true;
+}

@@ -129,6 +129,33 @@ async function insert(
   errorCode: string | null,
   draft: AuditDraft | undefined,
 ): Promise<void> {
+  await insertAuditEntry(trx, origin.shopId, entryRow(origin, facts, status, errorCode, draft));
+}
+
+let sharedTable: Map<string, AuditedOperation> | undefined;
+
+/**
+ * The entry of an accepted request, for a write that records it itself: a single-statement write run outside the
+ * unit of work (src/http/api.ts) writes it in its one statement. Undefined when the request is not audited.
+ */
+export function acceptedEntry(origin: WriteOrigin, status: number): NewAuditEntry | undefined {
+  if (!isAudited(origin)) return undefined;
+  sharedTable ??= auditedOperations(loadSpec());
+  const facts = sharedTable.get(origin.operationId) ?? {
+    action: origin.operationId,
+    resourceType: 'unknown',
+    resourceParam: undefined,
+  };
+  return entryRow(origin, facts, status, null, undefined);
+}
+
+function entryRow(
+  origin: AuditedOrigin,
+  facts: AuditedOperation,
+  status: number,
+  errorCode: string | null,
+  draft: AuditDraft | undefined,
+): NewAuditEntry {
   const { request } = origin;
   const fromPath = facts.resourceParam === undefined ? undefined : request.pathParams[facts.resourceParam];
   const row: NewAuditEntry = {
@@ -148,7 +175,7 @@ async function insert(
     user_agent: request.userAgent ?? null,
     request_id: origin.requestId,
   };
-  await insertAuditEntry(trx, origin.shopId, row);
+  return row;
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -2,28 +2,36 @@
 // with the same digits here; timestamps are Unix seconds.
 import Decimal from 'decimal.js';
 import { jsonAmount } from '../platform/money';
-import type { CustomerRow } from '../../db/tables';
+import type { CustomerFigures, CustomerRow } from '../../db/tables';
+import type { AffiliateFigures } from './affiliate';
 import { unixSeconds } from './time';
 
 export interface AffiliateFacts {
   referredCustomers: number;
+  /** An affiliate's figures (src/domain/affiliates.ts: the same as the affiliate list's); required for an affiliate. */
+  figures?: AffiliateFigures;
 }
 
 export function affiliateSummaryView(row: CustomerRow, facts: AffiliateFacts) {
   if (!row.is_affiliate || row.affiliate_code === null || row.affiliate_status === null) return null;
+  const f = facts.figures;
+  if (!f) throw new Error(`customer ${row.id}: an affiliate summary needs the affiliate's figures`);
   return {
     code: row.affiliate_code,
     status: row.affiliate_status,
     commission_percent: jsonAmount(row.affiliate_commission_percent ?? '0'),
-    balance: jsonAmount(row.affiliate_balance),
-    lifetime_earnings: jsonAmount(row.affiliate_lifetime_earnings),
-    referred_customers: facts.referredCustomers,
-    referred_orders: row.affiliate_referred_orders,
+    balance: jsonAmount(f.balance),
+    lifetime_earnings: jsonAmount(f.lifetimeEarnings),
+    referred_customers: f.referredCustomers,
+    referred_orders: f.referredOrders,
   };
 }
 
-/** `affiliate` is present only when asked for (`include_affiliate=true`): pass the facts then. */
-export function customerView(row: CustomerRow, affiliate?: AffiliateFacts) {
+/**
+ * `affiliate` is present only when asked for (`include_affiliate=true`): pass the facts then. The figures
+ * (`total_spent`, `total_orders`, `blacklisted`) are computed by db/queries/customers.ts, never stored.
+ */
+export function customerView(row: CustomerRow & CustomerFigures, affiliate?: AffiliateFacts) {
   return {
     id: row.id,
     email: row.email,

@@ -24,7 +24,39 @@ export type OrderItemFields = Pick<
   | 'delivery_status'
   | 'delivered_at'
   | 'delivered_items'
->;
+> &
+  // What the item was bought with (catalog extras, migration 0009); optional so rows without them still render.
+  Partial<Pick<OrderItemRow, 'variant_options' | 'addons' | 'quantity_discount'>>;
+
+/** The optional keys of a line's catalog extras: present only when the item has them. */
+function itemExtras(row: OrderItemFields) {
+  return {
+    ...(row.variant_options && row.variant_options.length > 0
+      ? {
+          variant_options: row.variant_options.map((o) => ({
+            field_id: o.field_id,
+            name: o.name,
+            option_id: o.option_id,
+            value: o.value,
+            price_adjustment: jsonAmount(o.price_adjustment),
+          })),
+        }
+      : {}),
+    ...(row.addons && row.addons.length > 0
+      ? {
+          addons: row.addons.map((a) => ({
+            id: a.id,
+            title: a.title,
+            unit_price: jsonAmount(a.unit_price),
+            total: jsonAmount(a.total),
+          })),
+        }
+      : {}),
+    ...(row.quantity_discount !== undefined && /[1-9]/.test(row.quantity_discount)
+      ? { quantity_discount: jsonAmount(row.quantity_discount) }
+      : {}),
+  };
+}
 
 export function orderItemView(row: OrderItemFields) {
   const view = {
@@ -41,6 +73,7 @@ export function orderItemView(row: OrderItemFields) {
     delivery_instructions_label: row.delivery_instructions_label,
     delivery_status: row.delivery_status,
     delivered_at: row.delivered_at ? row.delivered_at.toISOString() : null,
+    ...itemExtras(row),
   };
   return row.delivered_items ? { ...view, delivered_items: row.delivered_items } : view;
 }
@@ -76,9 +109,9 @@ export function orderView(row: OrderRow, items: OrderItemFields[], checkoutBase:
     total_display: jsonAmount(row.total),
     exchange_rate: 1,
     crypto_exchange_rate: 0,
-    balance_paid_amount: 0,
+    balance_paid_amount: jsonAmount(row.balance_paid),
     coupon_id: row.coupon_id,
-    subscription_id: null,
+    subscription_id: row.subscription_id ?? null,
     custom_fields: row.custom_fields,
     is_developer_invoice: row.is_developer_invoice,
     developer_title: row.developer_title,

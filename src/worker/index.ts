@@ -9,6 +9,7 @@ import { mailJob } from '../platform/mail';
 import { loadSecretBox } from '../platform/secret-box';
 import { dynamicDeliveryJob } from './dynamic-delivery';
 import { orderExpiryJob } from './order-expiry';
+import { subscriptionRenewalJob } from './subscription-renewals';
 import { webhookDeliveryJob } from './webhook-delivery';
 import { Worker, type Job } from './worker';
 
@@ -29,6 +30,7 @@ export async function workerJobs(
     }),
     mailJob(db, { clock, logger, smtpUrl: config.smtpUrl, from: config.mailFrom }),
     orderExpiryJob(db, { clock, logger, checkoutBaseUrl: config.checkoutBaseUrl }),
+    subscriptionRenewalJob(db, { clock, logger, checkoutBaseUrl: config.checkoutBaseUrl }),
     dynamicDeliveryJob(db, {
       clock,
       logger,

@@ -1,10 +1,12 @@
 // Voids pending orders left unpaid past ORDER_TTL_MINUTES: each gives back what it held (counted stock, reserved
-// serials, its coupon use), becomes VOIDED / CANCELLED and emits `order:voided`, in one transaction per batch.
+// serials, its coupon use, its payment-link use), becomes VOIDED / CANCELLED and emits `order:voided`, in one
+// transaction per batch.
 // Orders are claimed with FOR UPDATE SKIP LOCKED, so any number of workers void disjoint orders, and a payment
 // completing the same order at that moment waits for the lock and then finds it no longer PENDING (or the reverse).
 import type { Kysely, Transaction } from 'kysely';
 import * as coupons from '../../db/queries/coupons';
 import * as orders from '../../db/queries/orders';
+import { changePaymentLinkUses } from '../../db/queries/payment-links';
 import * as products from '../../db/queries/products';
 import * as serials from '../../db/queries/serials';
 import type { Database, OrderRow } from '../../db/tables';
@@ -12,6 +14,7 @@ import type { Logger } from '../logger';
 import type { Clock } from '../platform/clock';
 import { emitEvent } from '../platform/events';
 import { orderView } from '../views/order';
+import { releaseWalletHoldOfOrder } from '../domain/wallet-orders';
 import type { Job } from './worker';
 
 export interface OrderExpiryOptions {
@@ -68,6 +71,8 @@ async function voidOrder(trx: Transaction<Database>, order: OrderRow, now: Date,
       .map((i) => orders.updateOrderItem(trx, shopId, i.id, { reserved_stock: 0 })),
   );
   if (order.coupon_id !== null) await coupons.changeCouponUses(trx, shopId, order.coupon_id, -1, now);
+  await releaseWalletHoldOfOrder(trx, order, now);
+  if (order.payment_link_id !== null) await changePaymentLinkUses(trx, shopId, order.payment_link_id, -1, now);
   const voided = await orders.updateOrder(trx, shopId, order.id, {
     status: 'VOIDED',
     payment_status: 'CANCELLED',

@@ -422,3 +422,59 @@ describe('paying through the sandbox', () => {
     },
   );
 });
+
+describe('an invoice created without a buyer email', () => {
+  async function anonymousPayment(): Promise<{ id: string; uniqid: string }> {
+    const res = await t.http
+      .post('/dev/v1/payments')
+      .set(bearer(keyA))
+      .send({ title: 'Tip jar', value: 3.5, currency: 'USD' });
+    expect(res.status).toBe(201);
+    const row = await t.db
+      .selectFrom('orders')
+      .select(['id', 'uniqid'])
+      .where('uniqid', '=', res.body.data.uniqid)
+      .executeTakeFirstOrThrow();
+    return row;
+  }
+  const customers = async () =>
+    Number((await sql<{ n: string }>`select count(*)::text as n from customers`.execute(t.db)).rows[0]!.n);
+
+  test('asks for the email on the checkout, and refuses to start a payment without one', async () => {
+    const { id, uniqid } = await anonymousPayment();
+    const page1 = await page(`/invoice/${uniqid}`);
+    expect(page1.text).toContain('name="email"');
+    const before = await customers();
+    await t.seed(shopA, { blacklist: [{ type: 'EMAIL', value: 'blocked@example.com' }] } as never);
+    const blocked = await post(`/invoice/${uniqid}/pay`, { gateway: 'SANDBOX', email: 'blocked@example.com' });
+    expect(blocked.status).toBe(400);
+    expect(blocked.text).toContain('does not accept orders from this buyer');
+    for (const form of [{ gateway: 'SANDBOX' }, { gateway: 'SANDBOX', email: 'not an email' }] as Record<
+      string,
+      string
+    >[]) {
+      const res = await post(`/invoice/${uniqid}/pay`, form);
+      expect(res.status).toBe(400);
+      expect(res.text).toContain('Enter the email');
+    }
+    expect(await attempts(id)).toHaveLength(0);
+    expect(await customers()).toBe(before);
+    expect((await orderRow(id)).customer_email).toBeNull();
+  });
+
+  test('the email given becomes the buyer: customer, receipt and order:paid carry it', async () => {
+    const { id, uniqid } = await anonymousPayment();
+    const started = await post(`/invoice/${uniqid}/pay`, { gateway: 'SANDBOX', email: 'Tipper@Example.com' });
+    expect(started.status).toBe(303);
+    const order = await orderRow(id);
+    expect(order.customer_email).toBe('tipper@example.com');
+    expect(order.customer_id).toMatch(/^cus_/);
+    const session = /\/sandbox\/checkout\/(sbx_[0-9a-f]{32})$/.exec(String(started.headers.location))![1]!;
+    expect((await post(`/sandbox/checkout/${session}/pay`)).status).toBe(303);
+    const paid = await sql<{ email: string }>`select data::jsonb ->> 'customer_email' as email from events
+      where type = 'order:paid' and data::jsonb ->> 'uniqid' = ${uniqid}`.execute(t.db);
+    expect(paid.rows).toEqual([{ email: 'tipper@example.com' }]);
+    // Once it has a buyer the page no longer asks.
+    expect((await page(`/invoice/${uniqid}`)).text).not.toContain('name="email"');
+  });
+});

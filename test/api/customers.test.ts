@@ -3,6 +3,7 @@
 import { sql } from 'kysely';
 import { customerById, insertCustomers, referredCustomerCount } from '../../db/queries/customers';
 import { newCustomerRow } from '../../src/domain/customers';
+import { seedCustomerPasts } from '../../src/domain/customer-history';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
 
 let t: TestApp;
@@ -46,7 +47,18 @@ beforeAll(async () => {
     const rows = customers.map((c, i) =>
       newCustomerRow({ currency: 'EUR' }, { ...c, created_at: new Date(base + Math.min(i, 4) * 1000).toISOString() }),
     );
-    const inserted = await t.db.transaction().execute((trx) => insertCustomers(trx, shopId, rows));
+    const inserted = await t.db.transaction().execute(async (trx) => {
+      const created = await insertCustomers(trx, shopId, rows);
+      // Their spend and blacklisting are computed: seeded as a paid order each and an EMAIL blacklist entry.
+      const pasts = created.map((row, i) => ({
+        customerId: row.id,
+        email: row.email,
+        total_spent: customers[i]!.total_spent,
+        blacklisted: 'blacklisted' in customers[i]! ? customers[i]!.blacklisted : undefined,
+      }));
+      await seedCustomerPasts(trx, { id: shopId, currency: 'EUR' }, pasts, new Date(base));
+      return created;
+    });
     const byName = Object.fromEntries(inserted.map((c) => [c.email.split('@')[0]!, c.id]));
     // Bob and Cy were referred by Ada.
     await sql`update customers set referred_by_customer_id = ${byName.ada} where id in (${byName.bob}, ${byName.cy})`.execute(
@@ -78,8 +90,7 @@ async function walk(query: string, limit: number): Promise<string[]> {
 }
 
 async function snapshot() {
-  return (await sql`select id, email, updated_at::text, total_spent::text from customers order by id`.execute(t.db))
-    .rows;
+  return (await sql`select id, email, updated_at::text from customers order by id`.execute(t.db)).rows;
 }
 
 test('lists only the shop own customers, newest first (ties by id), without affiliate', async () => {

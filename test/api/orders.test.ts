@@ -2,6 +2,7 @@
 // pipeline through HTTP; each refusal checked for what it did not change (orders, items, customers, stock, serials,
 // coupon uses, events, mail); the money table to the cent and satoshi; races on real PostgreSQL.
 import { sql } from 'kysely';
+import { customerFigures } from '../../db/queries/customers';
 import { newId } from '../../src/ids';
 import { ManualClock } from '../../src/platform/clock';
 import { orderExpiryJob } from '../../src/worker/order-expiry';
@@ -450,11 +451,8 @@ describe('POST /orders/{id}/complete', () => {
       .where('id', '=', id)
       .executeTakeFirst();
     expect(row?.note).toBe('paid by wire');
-    const cust = await t.db
-      .selectFrom('customers')
-      .select(['total_spent', 'total_orders'])
-      .where('id', '=', o.customer_id)
-      .executeTakeFirstOrThrow();
+    // The customer's figures are computed from its paid orders (db/queries/customers.ts).
+    const cust = (await customerFigures(t.db, shopA, o.customer_id))!;
     expect([Number(cust.total_spent), cust.total_orders]).toEqual([22.5, 1]);
     expect((await t.db.selectFrom('coupons').select('uses').where('id', '=', c).executeTakeFirst())?.uses).toBe(1);
     const serialRows = await t.db
@@ -551,24 +549,23 @@ describe('POST /orders/{id}/complete', () => {
       .select('id')
       .where('email', '=', 'aff@example.com')
       .executeTakeFirstOrThrow();
-    const created = await createOrder({ email: 'ref@example.com', items: [{ product_id: p, quantity: 1 }] });
-    await t.db
-      .updateTable('orders')
-      .set({ affiliate_customer_id: affiliate.id, affiliate_code: 'AFF1' })
-      .where('id', '=', created.body.data.id)
-      .execute();
+    const created = await createOrder({
+      email: 'ref@example.com',
+      items: [{ product_id: p, quantity: 1 }],
+      affiliate_code: 'AFF1',
+    });
+    expect([created.body.data.affiliate_customer_id, created.body.data.affiliate_code]).toEqual([affiliate.id, 'AFF1']);
     expect((await complete(created.body.data.id)).status).toBe(200);
-    const after = await t.db
-      .selectFrom('customers')
-      .select(['affiliate_balance', 'affiliate_lifetime_earnings', 'affiliate_referred_orders'])
-      .where('id', '=', affiliate.id)
-      .executeTakeFirstOrThrow();
+    // One ACCRUAL entry of the commission ledger (test/api/affiliates.test.ts covers the rest).
+    const entries = await t.db
+      .selectFrom('affiliate_commissions')
+      .select(['kind', 'amount', 'order_id'])
+      .where('affiliate_customer_id', '=', affiliate.id)
+      .execute();
     // 15% of 33.33 = 4.9995 -> 5.00
-    expect([
-      Number(after.affiliate_balance),
-      Number(after.affiliate_lifetime_earnings),
-      after.affiliate_referred_orders,
-    ]).toEqual([5, 5, 1]);
+    expect(entries.map((e) => [e.kind, Number(e.amount), e.order_id])).toEqual([['ACCRUAL', 5, created.body.data.id]]);
+    const summary = await t.http.get(`/dev/v1/customers/${affiliate.id}?include_affiliate=true`).set(bearer(keyA));
+    expect(summary.body.data.affiliate).toMatchObject({ balance: 5, lifetime_earnings: 5, referred_orders: 1 });
   });
 });
 

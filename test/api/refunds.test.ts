@@ -3,6 +3,7 @@
 // the events as they were; concurrent refunds of one order never refund more than its total.
 import Decimal from 'decimal.js';
 import { sql } from 'kysely';
+import { customerFigures } from '../../db/queries/customers';
 import { insertOrder, insertOrderItems } from '../../db/queries/orders';
 import { refundsOfOrder } from '../../db/queries/refunds';
 import type { OrderRow, OrderStatus, PaymentStatus } from '../../db/tables';
@@ -92,10 +93,8 @@ async function state(order: OrderRow, customerId?: string) {
   const refunds = await refundsOfOrder(t.db, order.shop_id, order.id);
   const events = await sql<{ data: string }>`select data from events
     where shop_id = ${order.shop_id} and type = 'order:refunded' order by created_at, id`.execute(t.db);
-  const spent = customerId
-    ? (await t.db.selectFrom('customers').select('total_spent').where('id', '=', customerId).executeTakeFirstOrThrow())
-        .total_spent
-    : null;
+  // Computed from the customer's paid orders minus what was refunded (db/queries/customers.ts).
+  const spent = customerId ? (await customerFigures(t.db, order.shop_id, customerId))!.total_spent : null;
   return {
     status: row.status,
     payment_status: row.payment_status,
@@ -108,7 +107,8 @@ async function state(order: OrderRow, customerId?: string) {
 }
 
 test('no body refunds everything: REFUNDED, one refund row, the event, the customer spend reduced', async () => {
-  const cus = await customer(shopA, 'full@example.com', '25.00');
+  // Spend is computed from paid orders: 15.00 of earlier purchases plus this order's 10.00.
+  const cus = await customer(shopA, 'full@example.com', '15.00');
   const order = await seedOrder(shopA, { total: '10.00', customerId: cus, email: 'full@example.com' });
   clock.set('2026-11-22T01:00:00Z');
   const res = await refund(order.id);
@@ -186,7 +186,7 @@ test('BTC in 8 decimals: 0.1 = 0.03333333 + 0.03333333 + 0.03333334, exactly', a
 });
 
 test('more than remains: 400 REFUND_EXCEEDS_REMAINING, and no refund row, order change, spend change or event', async () => {
-  const cus = await customer(shopA, 'over@example.com', '50');
+  const cus = await customer(shopA, 'over@example.com', '30'); // + this order's 20 = 50
   const order = await seedOrder(shopA, { total: '20.00', customerId: cus });
   expect((await refund(order.id, { amount: '15.00' })).status).toBe(200);
   const before = await state(order, cus);
@@ -254,11 +254,16 @@ test("another shop's order, or none: 404 INVOICE_NOT_FOUND, nothing changed", as
   expect(await refundsOfOrder(t.db, shopB, order.id)).toEqual([]);
 });
 
-test('a customer whose spend is smaller than the refund ends at 0, not below', async () => {
+test('spend is computed: a full refund takes back exactly the order, never the earlier purchases', async () => {
   const cus = await customer(shopA, 'small@example.com', '4.00');
   const order = await seedOrder(shopA, { total: '10.00', customerId: cus });
+  expect((await state(order, cus)).spent).toBe('14');
   expect((await refund(order.id)).status).toBe(200);
-  expect((await state(order, cus)).spent).toBe('0');
+  expect((await state(order, cus)).spent).toBe('4');
+  // A customer with no paid order has spent 0 (a pending order does not count).
+  const none = await customer(shopA, 'none@example.com', '0');
+  const pending = await seedOrder(shopA, { total: '10.00', customerId: none, status: 'PENDING' });
+  expect((await state(pending, none)).spent).toBe('0');
 });
 
 test('an Idempotency-Key replays the first answer and refunds once', async () => {

@@ -2,7 +2,8 @@
 // authenticated cursor list through the whole stack against a bare express route doing the same work (credential
 // look-up + one keyset page of 50 + its variants) in the same run, then the idempotency latency benchmark, then
 // webhook delivery throughput of one worker (test/bench/webhook-delivery.ts, BENCH_WEBHOOK_EVENTS), then GET /orders
-// over 100,000 orders against its own bare baseline, page 1 and page 2,000 (test/bench/order-lists.ts). Runs on
+// over 100,000 orders against its own bare baseline, page 1 and page 2,000 (test/bench/order-lists.ts), then
+// POST /licenses/validate against its own bare baseline (test/bench/license-validate.ts). Runs on
 // PostgreSQL when DATABASE_URL is set (the meaningful setting), else PGlite. The tables are ANALYZEd after seeding,
 // as autovacuum would do in production (it is off on these machines; without statistics the planner scans and
 // sorts every row). The load comes from autocannon in a separate process; both servers share this one, measured
@@ -25,6 +26,7 @@ import { createTestDatabase } from '../helpers/test-database';
 import { benchColdStart, median, printColdStart } from './cold-start';
 import { benchIdempotency } from './idempotency';
 import { connections, listen, load, rounds, seconds, summary, type Load } from './load';
+import { benchLicenseValidate, printLicenseValidate } from './license-validate';
 import { benchOrderLists, printOrderLists } from './order-lists';
 import { benchWebhookDelivery, printWebhookDelivery } from './webhook-delivery';
 
@@ -95,6 +97,7 @@ async function main(): Promise<void> {
     const idem = await benchIdempotency({ n: 200 });
     const hooks = await benchWebhookDelivery(db);
     const orders = await benchOrderLists(db);
+    const licenses = await benchLicenseValidate(db);
     if (cold) printColdStart(cold);
     console.log(
       `\nDatabase: ${database.kind}; ${connections} connections, ${seconds} s per run, ${rounds} round(s); ` +
@@ -122,6 +125,7 @@ async function main(): Promise<void> {
     console.log(`| replay (same key) | ${idem.replay.p50_ms} | ${idem.replay.p95_ms} | ${idem.replay.mean_ms} |`);
     printWebhookDelivery(hooks, database.kind);
     printOrderLists(orders, database.kind);
+    printLicenseValidate(licenses, database.kind);
   } finally {
     await database.close();
   }

@@ -1,6 +1,6 @@
 // The hosted checkout as a buyer uses it, in headless Chromium: open the invoice of an order made through the API,
 // pay with SANDBOX on the gateway's page, and come back to the invoice showing the delivered serial. A screenshot of
-// that page is left in test-artifacts/checkout.png.
+// that page is left in test-artifacts/checkout.png; and the same through a payment link (payment-link.png).
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -88,3 +88,41 @@ afterAll(async () => {
   await tab.screenshot({ path: join(artifacts, 'checkout.png'), fullPage: true });
   await tab.close();
 });
+
+(haveChromium ? test : test.skip)(
+  'a buyer opens a payment link, gives an email, pays and sees the serial',
+  async () => {
+    const shopId = await t.createShop({ name: 'Link Shop' });
+    const { key } = await t.createKey(shopId, ['*']);
+    const productId = (
+      await t.seed(shopId, {
+        products: [{ title: 'Game key', type: 'SERIALS', price: '7.00', serials: ['LINK-KEY-0001'] }],
+        gateways: [{ code: 'SANDBOX', kind: 'SESSION' }],
+      })
+    ).products[0]!;
+    const link = await request(t.app)
+      .post('/dev/v1/payment-links')
+      .set(bearer(key))
+      .send({ title: 'Launch offer', product_id: productId, max_uses: 1 });
+    expect(link.status).toBe(201);
+
+    const tab = await browser!.newPage();
+    await tab.goto(link.body.data.url);
+    expect(await tab.textContent('h1')).toBe('Launch offer');
+    await tab.fill('input[name="email"]', 'linkbuyer@example.com');
+    await Promise.all([tab.waitForURL(/\/invoice\/[0-9a-f-]{36}$/), tab.click('text=Continue to payment')]);
+    expect(await tab.textContent('#total')).toBe('7.00 USD');
+
+    await Promise.all([tab.waitForURL(/\/sandbox\/checkout\/sbx_/), tab.click('text=Pay with SANDBOX')]);
+    await Promise.all([tab.waitForURL(/\/invoice\//), tab.click('button:text-is("Pay")')]);
+    expect(await tab.textContent('#status')).toBe('COMPLETED');
+    expect(await tab.textContent('.codes')).toContain('LINK-KEY-0001');
+    mkdirSync(artifacts, { recursive: true });
+    await tab.screenshot({ path: join(artifacts, 'payment-link.png'), fullPage: true });
+
+    // Its one use is taken: the link now says so.
+    await tab.goto(link.body.data.url);
+    expect(await tab.textContent('#unavailable')).toContain('used as many times');
+    await tab.close();
+  },
+);

@@ -36,6 +36,12 @@ export const resourceKinds = [
   'affiliate',
   /** A customer referred by `affiliate`. */
   'referredCustomer',
+  /** A variant field `Edition` of `product`, without options yet (so orders of `product` need no choice). */
+  'variantField',
+  /** A quantity deal (uniqid) on `product`: 10% from 3 units (the seeded orders buy 1). */
+  'quantityDeal',
+  /** A PENDING affiliate application of `customer` (code `CAROL5`): approved by the own-id walk. */
+  'affiliateApplication',
   /** A webhook endpoint subscribed to `order:paid`. */
   'webhook',
   /** An `order:paid` event, queued to `webhook`. */
@@ -52,6 +58,15 @@ export const resourceKinds = [
   'fulfillableOrder',
   /** A payment link for a fixed 10.00. */
   'paymentLink',
+  /**
+   * The code of a 10% coupon (its "id" in GET /coupons/code/{code}). The code is the one value that differs between
+   * the shops (`t` + the end of the shop id), since a code is what addresses the coupon.
+   */
+  'couponCode',
+  /** An ACTIVE monthly subscription of `affiliate` (ada) to the SUBSCRIPTION product `Tenancy Plan`, from a completed order. */
+  'subscription',
+  /** An ACTIVE license (key `TENANCY-LICENSE-0001`, one device `HW-TENANCY`) of the license product `Tenancy License`. */
+  'license',
 ] as const;
 
 export type ResourceKind = (typeof resourceKinds)[number];
@@ -110,6 +125,15 @@ export const sameData: Fixtures = {
     { email: 'bob@example.com', name: 'Bob Referred', referred_by: 'ada@example.com' },
     { email: 'carol@example.com', name: 'Carol Plain', country: 'US', wallet_balance: '5.00' },
   ],
+  variant_fields: [{ product: 'Tenancy Service', name: 'Edition' }],
+  quantity_deals: [
+    {
+      title: 'Tenancy volume',
+      products: ['Tenancy Service'],
+      tiers: [{ min_quantity: 3, discount_type: 'PERCENTAGE', discount_value: '10' }],
+    },
+  ],
+  affiliate_applications: [{ email: 'carol@example.com', code: 'CAROL5', note: 'Tenancy applicant' }],
 };
 
 /**
@@ -143,6 +167,9 @@ const catalogAndCustomers: SeedStep = async (t, shopId) => {
     customer: byEmail('carol@example.com'),
     affiliate: byEmail('ada@example.com'),
     referredCustomer: byEmail('bob@example.com'),
+    variantField: seeded.variant_fields[0],
+    quantityDeal: seeded.quantity_deals[0],
+    affiliateApplication: seeded.affiliateApplications[0],
   };
 };
 
@@ -196,8 +223,73 @@ const ordersAndLinks: SeedStep = async (t, shopId, ids) => {
   });
 };
 
+const coupons: SeedStep = async (t, shopId) => {
+  const code = `t${shopId.slice(-12)}`;
+  await t.seed(shopId, { coupons: [{ code, type: 'PERCENTAGE', value: '10' }] });
+  return { couponCode: code };
+};
+
+const subscriptions: SeedStep = async (t, shopId) => {
+  const [plan] = (
+    await t.seed(shopId, {
+      products: [
+        {
+          title: 'Tenancy Plan',
+          slug: 'tenancy-plan',
+          type: 'SUBSCRIPTION',
+          price: '12.00',
+          billing: { interval: 'MONTH' },
+        },
+      ],
+    })
+  ).products;
+  const deps = { clock: systemClock, checkoutBaseUrl: t.config.checkoutBaseUrl, orderTtlMinutes: 60 };
+  return t.db.transaction().execute(async (trx) => {
+    const order = await createOrder(
+      trx,
+      shopId,
+      { email: 'ada@example.com', items: [{ product_id: plan!, quantity: 1 }] },
+      new Effects(),
+      deps,
+    );
+    const completed = await completeInvoice(trx, shopId, order.id, {}, new Effects(), deps);
+    return { subscription: completed.subscription_id ?? undefined };
+  });
+};
+
+const licenses: SeedStep = async (t, shopId) => {
+  const seeded = await t.seed(shopId, {
+    products: [
+      {
+        title: 'Tenancy License',
+        slug: 'tenancy-license',
+        type: 'SERVICE',
+        price: '30.00',
+        license_activation_limit: 2,
+      },
+    ],
+    licenses: [
+      {
+        product: 'Tenancy License',
+        key: 'TENANCY-LICENSE-0001',
+        customer_email: 'ada@example.com',
+        hwids: ['HW-TENANCY'],
+        note: 'Tenancy license',
+      },
+    ],
+  });
+  return { license: seeded.licenses[0] };
+};
+
 /** Run in order for each shop. Append steps for new resource kinds (see the top of this file). */
-export const seedSteps: readonly SeedStep[] = [catalogAndCustomers, webhooksAndEvents, ordersAndLinks];
+export const seedSteps: readonly SeedStep[] = [
+  catalogAndCustomers,
+  webhooksAndEvents,
+  ordersAndLinks,
+  coupons,
+  subscriptions,
+  licenses,
+];
 
 async function tenantShop(t: TestApp, label: 'A' | 'B'): Promise<TenantShop> {
   const shopId = await t.createShop({ name: 'Tenancy Shop', plan: 'free', currency: 'USD' });
@@ -243,6 +335,12 @@ export async function shopDataShape(t: TestApp, shopId: string): Promise<Record<
       "coalesce(affiliate_code, '')",
       'wallet_balance::text',
       '(referred_by_customer_id is not null)::text',
+    ]),
+    affiliate_applications: await shape('affiliate_applications', [
+      'status',
+      "coalesce(requested_code, '')",
+      'commission_percent::text',
+      "coalesce(note, '')",
     ]),
   };
 }

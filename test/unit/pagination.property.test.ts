@@ -9,6 +9,7 @@ import fc from 'fast-check';
 import { insertCustomers } from '../../db/queries/customers';
 import { createShop } from '../../src/domain/admin';
 import { customerCursorList, newCustomerRow } from '../../src/domain/customers';
+import { seedCustomerPasts } from '../../src/domain/customer-history';
 import { listPage } from '../../src/platform/cursor-list';
 import { CursorCodec } from '../../src/platform/cursor';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database';
@@ -100,23 +101,33 @@ interface Row extends Gen {
 
 async function insert(shop: { id: string; currency: string }, gens: Gen[], tag: string): Promise<Row[]> {
   const inputs = gens.map((g, i) => ({ ...g, email: `${g.local}${tag}${i}@example.com`.toLowerCase() }));
-  const rows = await database.db.transaction().execute((trx) =>
-    insertCustomers(
+  const rows = await database.db.transaction().execute(async (trx) => {
+    const inserted = await insertCustomers(
       trx,
       shop.id,
       inputs.map((g, i) =>
         newCustomerRow(shop, {
           email: g.email,
           country: g.country,
-          total_spent: g.spent,
-          blacklisted: g.blacklisted,
           ...(g.affiliate ? { affiliate: { code: `AFF${tag}${i}` } } : {}),
           created_at: isoMicros(g.created),
           updated_at: isoMicros(g.updated),
         }),
       ),
-    ),
-  );
+    );
+    // The figures are computed: the spend is a paid order, `blacklisted` an EMAIL entry.
+    await seedCustomerPasts(
+      trx,
+      shop,
+      inserted.map((r, i) => ({
+        customerId: r.id,
+        email: r.email,
+        total_spent: inputs[i]!.spent,
+        blacklisted: inputs[i]!.blacklisted,
+      })),
+    );
+    return inserted;
+  });
   return rows.map((r, i) => ({ ...inputs[i]!, id: r.id }));
 }
 

@@ -207,10 +207,20 @@ test('an empty file writes nothing and says so', async () => {
     variants: [],
     serials: 0,
     customers: [],
+    affiliateApplications: [],
     webhooks: [],
     gateways: [],
     coupons: [],
     attachments: [],
+    blacklist: [],
+    subscriptions: [],
+    licenses: [],
+    variant_fields: [],
+    quantity_deals: [],
+    addons: [],
+    reviews: [],
+    tickets: [],
+    disputes: [],
   });
 });
 
