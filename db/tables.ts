@@ -956,3 +956,70 @@ export type DisputeRow = Selectable<DisputesTable>;
 export type ReviewRow = Selectable<ReviewsTable>;
 export type TicketRow = Selectable<TicketsTable>;
 export type TicketMessageRow = Selectable<TicketMessagesTable>;
+
+// Resellers (migration 0016): tiers, the program (one row per shop, stored on the first write), resellers (never
+// deleted), and on each order the reseller it was priced for.
+export type ResellerStatus = 'INVITED' | 'APPLIED' | 'ACTIVE' | 'SUSPENDED' | 'REJECTED';
+export type EnrollmentMode = 'MANUAL' | 'APPLICATION' | 'OPEN';
+type NullableText = ColumnType<string | null, string | null | undefined, string | null>;
+
+export interface ResellerTiersTable {
+  id: string;
+  shop_id: string;
+  name: string;
+  /** Percent, up to 2 decimals. */
+  discount_percent: string;
+  auto_advance_revenue: NullableText;
+  auto_advance_orders: ColumnType<number | null, number | null | undefined, number | null>;
+  auto_advance_requires_both: Bool;
+  sort_order: Int;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface ResellerProgramsTable {
+  id: string;
+  shop_id: string;
+  enabled: Bool;
+  enrollment_mode: ColumnType<EnrollmentMode, EnrollmentMode | undefined, EnrollmentMode>;
+  application_message: NullableText;
+  require_application_note: Bool;
+  default_tier_id: NullableText;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface ResellersTable {
+  id: string;
+  shop_id: string;
+  customer_id: string;
+  /** Lower-cased. */
+  email: string;
+  status: ResellerStatus;
+  tier_id: string;
+  application_note: NullableText;
+  lifetime_revenue: Money;
+  lifetime_orders: Int;
+  approved_at: NullableTimestamp;
+  suspended_at: NullableTimestamp;
+  rejected_at: NullableTimestamp;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface OrdersTable {
+  /** The reseller the order was priced for (its buyer was an ACTIVE reseller at creation). */
+  reseller_id: NullableText;
+  /** The wholesale percent applied (with reseller_id). */
+  reseller_discount_percent: NullableText;
+}
+
+export interface Database {
+  reseller_tiers: ResellerTiersTable;
+  reseller_programs: ResellerProgramsTable;
+  resellers: ResellersTable;
+}
+
+export type ResellerTierRow = Selectable<ResellerTiersTable>;
+export type ResellerProgramRow = Selectable<ResellerProgramsTable>;
+export type ResellerRow = Selectable<ResellersTable>;

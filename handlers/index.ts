@@ -14,6 +14,7 @@ import * as orderActions from './order-actions';
 import * as orderLists from './order-lists';
 import * as orders from './orders';
 import * as payments from './payments';
+import * as resellers from './resellers';
 import * as reviewsTickets from './reviews-tickets';
 import * as security from './security';
 import * as subscriptions from './subscriptions';
@@ -67,14 +68,14 @@ export const handlers: HandlerMap = {
   createPaymentLink: payments.createPaymentLink,
   togglePaymentLink: payments.togglePaymentLink,
   createPayment: payments.createPayment,
-  getResellerProgram: notImplemented,
-  updateResellerProgram: notImplemented,
-  listResellerTiers: notImplemented,
-  listResellers: notImplemented,
-  inviteReseller: notImplemented,
-  getReseller: notImplemented,
-  reinstateReseller: notImplemented,
-  suspendReseller: notImplemented,
+  getResellerProgram: resellers.getResellerProgram,
+  updateResellerProgram: resellers.updateResellerProgram,
+  listResellerTiers: resellers.listResellerTiers,
+  listResellers: resellers.listResellers,
+  inviteReseller: resellers.inviteReseller,
+  getReseller: resellers.getReseller,
+  reinstateReseller: resellers.reinstateReseller,
+  suspendReseller: resellers.suspendReseller,
   listAuditTrail: security.listAuditTrail,
   getSessionTrail: notImplemented,
   listEmailMarketingSettings: notImplemented,

@@ -12,6 +12,7 @@ import { revealDynamicSecret } from './domain/dynamic-delivery';
 import { FixtureError } from './domain/fixtures';
 import { applyAsOperator } from './domain/affiliates';
 import * as support from './domain/support-admin';
+import * as resellerAdmin from './domain/reseller-admin';
 
 const usage = `Usage: npm run -s cli -- <command> [options] [--json]
 
@@ -47,6 +48,17 @@ const usage = `Usage: npm run -s cli -- <command> [options] [--json]
                                       a buyer's review of a COMPLETED order (as the storefront would write it)
   ticket create --shop SHOP_ID --email EMAIL --subject TEXT --message TEXT [--order ORDER_ID] [--priority LOW|NORMAL|HIGH]
                                       a support ticket of a customer of the shop
+  reseller tier create --shop SHOP_ID --name NAME --discount 10 [--revenue 1000.00] [--orders 10] [--requires-both]
+                       [--sort-order 1] [--default]
+                                      a reseller tier (read-only through the API); --default: the program's default tier
+  reseller accept --shop SHOP_ID --email EMAIL
+                                      the invited reseller accepts (INVITED -> ACTIVE, approved_at)
+  reseller apply --shop SHOP_ID --email EMAIL [--note TEXT]
+                                      applies to the program: APPLIED (APPLICATION mode) or ACTIVE (OPEN mode)
+  reseller approve --shop SHOP_ID --email EMAIL
+                                      the merchant approves an application (APPLIED -> ACTIVE, approved_at)
+  reseller reject --shop SHOP_ID --email EMAIL
+                                      rejects an application or an invitation (APPLIED|INVITED -> REJECTED, rejected_at)
   demo
 `;
 
@@ -112,6 +124,12 @@ async function run(argv: string[], database: () => Promise<DatabaseHandle>): Pro
       message: { type: 'string' },
       subject: { type: 'string' },
       priority: { type: 'string' },
+      discount: { type: 'string' },
+      revenue: { type: 'string' },
+      orders: { type: 'string' },
+      'requires-both': { type: 'boolean' },
+      'sort-order': { type: 'string' },
+      default: { type: 'boolean' },
     },
   });
   const command = positionals.join(' ');
@@ -138,6 +156,11 @@ async function run(argv: string[], database: () => Promise<DatabaseHandle>): Pro
     'dispute close',
     'review create',
     'ticket create',
+    'reseller tier create',
+    'reseller accept',
+    'reseller apply',
+    'reseller approve',
+    'reseller reject',
     'demo',
   ];
   if (!known.includes(command)) throw new UsageError(command ? `Unknown command "${command}"` : 'No command given');
@@ -372,6 +395,42 @@ async function run(argv: string[], database: () => Promise<DatabaseHandle>): Pro
           message: values.message,
         });
         return { json: review, text: `Review ${review.id} (${review.rating}/5) of order ${review.order_id}` };
+      }
+      case 'reseller tier create': {
+        const tier = await resellerAdmin.createTierAsOperator(db, {
+          shopId: required(values, 'shop'),
+          name: required(values, 'name'),
+          discount: required(values, 'discount'),
+          revenue: values.revenue,
+          orders: values.orders,
+          requiresBoth: values['requires-both'] === true,
+          sortOrder: values['sort-order'],
+          isDefault: values.default === true,
+        });
+        return {
+          json: tier,
+          // discount_percent is an exact JSON number (JSON.rawJSON): only JSON.stringify reads it.
+          text: `Reseller tier ${tier.id} ${tier.name} (${JSON.stringify(tier.discount_percent)}%)${tier.is_default ? ', the program default' : ''}`,
+        };
+      }
+      case 'reseller accept':
+      case 'reseller approve':
+      case 'reseller reject': {
+        const move = command.split(' ')[1] as resellerAdmin.ResellerMove;
+        const reseller = await resellerAdmin.moveResellerAsOperator(
+          db,
+          { shopId: required(values, 'shop'), email: required(values, 'email') },
+          move,
+        );
+        return { json: reseller, text: `Reseller ${reseller.id} ${reseller.email} ${reseller.status}` };
+      }
+      case 'reseller apply': {
+        const reseller = await resellerAdmin.applyResellerAsOperator(db, {
+          shopId: required(values, 'shop'),
+          email: required(values, 'email'),
+          note: values.note,
+        });
+        return { json: reseller, text: `Reseller ${reseller.id} ${reseller.email} ${reseller.status}` };
       }
       case 'ticket create': {
         const ticket = await support.createStorefrontTicket(db, {

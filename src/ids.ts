@@ -42,7 +42,10 @@ export type IdPrefix =
   | 'dsp'
   | 'rev'
   | 'tkt'
-  | 'tkm';
+  | 'tkm'
+  | 'rsl'
+  | 'tier'
+  | 'rsp';
 
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${uuidv7().replace(/-/g, '')}`;

@@ -16,6 +16,7 @@ import * as m0012 from './0012_affiliates';
 import * as m0013 from './0013_licenses';
 import * as m0014 from './0014_subscriptions';
 import * as m0015 from './0015_disputes_reviews_tickets';
+import * as m0016 from './0016_resellers';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -33,4 +34,5 @@ export const migrations: Record<string, Migration> = {
   '0013_licenses': m0013,
   '0014_subscriptions': m0014,
   '0015_disputes_reviews_tickets': m0015,
+  '0016_resellers': m0016,
 };

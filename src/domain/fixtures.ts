@@ -53,6 +53,12 @@ import {
   supportFixtureSchema,
   type SupportFixtures,
 } from './support-fixtures';
+import {
+  resellerFixtureProblems,
+  resellerFixtureSchema,
+  seedResellerFixtures,
+  type ResellerFixtures,
+} from './reseller-fixtures';
 
 const decimal = { type: 'string', pattern: '^(0|[1-9][0-9]{0,11})(\\.[0-9]{1,8})?$' };
 
@@ -275,6 +281,8 @@ export const fixtureSchema = {
     licenses: licenseFixturesSchema,
     // Reviews, tickets and disputes of the shop's real orders and customers (src/domain/support-fixtures.ts).
     ...supportFixtureSchema,
+    // Reseller tiers, the program and resellers in any state (src/domain/reseller-fixtures.ts).
+    ...resellerFixtureSchema,
     // Blacklist entries (src/domain/blacklist.ts): values are normalised; a repeated entry is kept once.
     blacklist: {
       type: 'array',
@@ -375,7 +383,7 @@ export interface AffiliateApplicationFixture {
   status?: 'PENDING' | 'REJECTED';
 }
 
-export interface Fixtures extends CatalogExtrasFixtures, SupportFixtures {
+export interface Fixtures extends CatalogExtrasFixtures, SupportFixtures, ResellerFixtures {
   affiliate_applications?: AffiliateApplicationFixture[];
   products?: ProductFixture[];
   customers?: CustomerFixture[];
@@ -470,6 +478,7 @@ function crossChecks(f: Fixtures): string[] {
   problems.push(...subscriptionFixtureProblems(f, new Date()));
   problems.push(...licenseFixtureProblems(f));
   problems.push(...supportFixtureProblems(f));
+  problems.push(...resellerFixtureProblems(f));
   return problems;
 }
 
@@ -740,7 +749,14 @@ export async function seedFixtures(
     systemClock,
     (message) => new FixtureError(`The fixture file is not valid: ${message}`),
   );
-  return { ...created, ...extras, ...support };
+  const resellers = await seedResellerFixtures(
+    trx,
+    shop,
+    fixtures,
+    new Date(),
+    (message) => new FixtureError(`The fixture file is not valid: ${message}`),
+  );
+  return { ...created, ...extras, ...support, ...resellers };
 }
 
 /** Microseconds since the epoch -> ISO 8601 text with all six fractional digits (Date keeps only milliseconds). */

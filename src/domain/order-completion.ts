@@ -22,6 +22,7 @@ import { queueDynamicDelivery } from './dynamic-delivery';
 import { withLicenseKeys, withLicenses } from './license-issuing';
 import { deliverSubscriptionLine } from './subscription-start';
 import { accrueCommission } from './affiliate-commissions';
+import { countResellerOrder } from './reseller-orders';
 import { amountDue, captureWalletHold } from './wallet-orders';
 
 export interface CompletionOptions {
@@ -99,6 +100,8 @@ export async function completeInvoice(
     updated_at: now,
   });
   await credit(trx, shopId, completed, now);
+  // A reseller's order: lifetime figures, then tier auto-advance (src/domain/reseller-orders.ts).
+  await countResellerOrder(trx, shopId, completed, effects, now);
   // The part the buyer's wallet held for the order is taken from it now (src/domain/wallet-orders.ts).
   await captureWalletHold(trx, completed, deps.clock);
 
@@ -245,5 +248,5 @@ function fileLink(checkoutBaseUrl: string, order: OrderRow, attachmentId: string
 async function credit(trx: Transaction<Database>, shopId: string, order: OrderRow, now: Date): Promise<void> {
   // One ACCRUAL entry in the affiliate's commission ledger (src/domain/affiliate-commissions.ts).
   await accrueCommission(trx, shopId, order, now);
-  // The resellers issue counts reseller revenue here.
+  // Reseller revenue is counted by completeInvoice (countResellerOrder: it records an audit line of auto-advance).
 }

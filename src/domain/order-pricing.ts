@@ -108,6 +108,8 @@ export function priceOrder(
   currency: string,
   coupon: CouponTerms | null,
   tax: TaxTerms,
+  /** A reseller's wholesale percent (src/domain/reseller-orders.ts): off what remains after the coupon. */
+  wholesalePercent: string | null = null,
 ): OrderTotals {
   const priced = lines.map((l) => priceLine(l, currency));
   const lineTotals = priced.map((l) => new Decimal(l.total));
@@ -124,6 +126,8 @@ export function priceOrder(
         ? roundToMinor(eligible.times(coupon.value).dividedBy(100), currency)
         : Decimal.min(new Decimal(coupon.value), eligible);
   }
+  if (wholesalePercent !== null)
+    discount = discount.plus(roundToMinor(subtotal.minus(discount).times(wholesalePercent).dividedBy(100), currency));
   const net = subtotal.minus(discount);
   const rate = new Decimal(tax.rate);
   let taxAmount: Decimal;

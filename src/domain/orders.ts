@@ -19,6 +19,7 @@ import { holdWalletForOrder } from './wallet-orders';
 import { completeIfWalletPaid } from './wallet-paid-orders';
 import { requireActiveGateway } from './gateways';
 import { priceOrder } from './order-pricing';
+import { wholesaleColumns, wholesaleFor } from './reseller-orders';
 import { admitBuyer } from './buyers';
 import { couponDiscount, usableCoupon } from './coupons';
 import { checkLineExtras, extrasColumns, loadLineCatalog, pricingTerms, type LineExtras } from './line-extras';
@@ -80,6 +81,8 @@ export async function createOrder(
   const email = input.email.toLowerCase();
   const customer = await admitBuyer(trx, shop, { email, country: input.country, ipAddress: input.ip_address }, effects);
   const attribution = await orderAttribution(trx, shopId, customer, input.affiliate_code);
+  // An ACTIVE reseller buys at its tier's wholesale percent (src/domain/reseller-orders.ts).
+  const wholesale = await wholesaleFor(trx, shopId, email);
 
   const totals = priceOrder(
     lines.map((l) => ({
@@ -91,6 +94,7 @@ export async function createOrder(
     currency,
     coupon?.terms ?? null,
     { rate: shop.tax_rate, inclusive: shop.tax_inclusive },
+    wholesale?.reseller_discount_percent ?? null,
   );
 
   const inserted = await orders.insertOrder(trx, shopId, {
@@ -100,6 +104,7 @@ export async function createOrder(
     customer_id: customer.id,
     customer_email: email,
     ...attribution,
+    ...wholesaleColumns(wholesale),
     currency,
     status: 'PENDING',
     status_details: 'Awaiting payment',

@@ -14,6 +14,7 @@ import { decimalString, parseAmount } from '../platform/money';
 import type { Effects } from '../platform/unit-of-work';
 import { refundToWallet, walletRefundNote } from './wallet-orders';
 import { reverseCommission } from './affiliate-commissions';
+import { refundResellerRevenue } from './reseller-orders';
 import { revokeOrderLicenses } from './license-issuing';
 
 export interface RefundInput {
@@ -86,6 +87,8 @@ export async function refundOrder(
   if (fully) await revokeOrderLicenses(trx, shopId, order.id, now, effects);
   // The refund's share of the affiliate's commission on this order is reversed (src/domain/affiliate-commissions.ts).
   await reverseCommission(trx, shopId, order, { id: refund.id, refundedTotal: refunded }, now);
+  // A reseller's order: the refund takes its amount back from the reseller's lifetime revenue.
+  await refundResellerRevenue(trx, shopId, order, amount, now);
   await orders.updateOrder(trx, shopId, order.id, {
     refunded: refunded.toFixed(),
     status,

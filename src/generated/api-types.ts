@@ -848,7 +848,7 @@ export interface paths {
         };
         /**
          * Get the reseller program
-         * @description Returns the shop's reseller program. Created lazily: a shop that never had one gets a disabled program in `MANUAL` mode (never 404).
+         * @description Returns the shop's reseller program. Created lazily: a shop that never had one gets a disabled program in `MANUAL` mode (never 404); it is stored on the first `PATCH`, with the same `id` and `created_at` (the shop's creation time) as read before.
          */
         get: operations["getResellerProgram"];
         put?: never;
@@ -954,7 +954,7 @@ export interface paths {
         put?: never;
         /**
          * Suspend a reseller
-         * @description Suspends an `ACTIVE` reseller (anything else: 422 `RESELLER_INVALID_STATUS`): wholesale pricing is blocked, reseller-API access revoked, and `reseller:suspended` is emitted. Returns an empty object.
+         * @description Suspends an `ACTIVE` reseller (anything else: 422 `RESELLER_INVALID_STATUS`): wholesale pricing is blocked from the next order (an order created after the suspension pays full price), reseller-API access revoked (this service issues resellers no credential of their own: their access is their `ACTIVE` status, which ends here), and `reseller:suspended` is emitted with the Reseller. Returns an empty object.
          */
         post: operations["suspendReseller"];
         delete?: never;
@@ -974,7 +974,7 @@ export interface paths {
         put?: never;
         /**
          * Invite a reseller
-         * @description Invites a customer email as reseller (`INVITED`) and sends the invitation email. Omitting `tier_id` uses the program default tier; when neither exists: 422 `RESELLER_TIER_REQUIRED`. The program must be enabled (422 `RESELLER_PROGRAM_DISABLED`). An unknown `tier_id`: 404 `RESELLER_TIER_NOT_FOUND`. An email already `INVITED`, `APPLIED`, `ACTIVE` or `SUSPENDED`: 409 `CONFLICT`; a `REJECTED` email can be invited again. Returns an empty object.
+         * @description Invites a customer email as reseller (`INVITED`) and sends the invitation email. Omitting `tier_id` uses the program default tier; when neither exists: 422 `RESELLER_TIER_REQUIRED`. The program must be enabled (422 `RESELLER_PROGRAM_DISABLED`). An unknown `tier_id`: 404 `RESELLER_TIER_NOT_FOUND`. An email already `INVITED`, `APPLIED`, `ACTIVE` or `SUSPENDED` (any letter case): 409 `CONFLICT`; a `REJECTED` email can be invited again (the same reseller row moves back to `INVITED`). Checked in that order; a refusal changes nothing. On success the shop's customer with this email is found or created, the `reseller_invitation` mail is queued (its link: `{PUBLIC_URL}/reseller-invitations/{id}`; the invitation is accepted with the command line's `reseller accept`) and `reseller:invited` is emitted with the Reseller. Returns an empty object.
          */
         post: operations["inviteReseller"];
         delete?: never;
@@ -1904,7 +1904,7 @@ export interface webhooks {
         put?: never;
         /**
          * Event reseller:suspended
-         * @description A reseller was suspended (wholesale pricing blocked, reseller-API access revoked). There is no `reseller:reinstated`. Signed with the Standard Webhooks headers; see "Webhooks (events)" in the introduction.
+         * @description A reseller was suspended (wholesale pricing blocked, reseller-API access revoked). Payload `data`: the Reseller as it is after the suspension (`status` `SUSPENDED`, `suspended_at` set). There is no `reseller:reinstated`. Signed with the Standard Webhooks headers; see "Webhooks (events)" in the introduction.
          */
         post: operations["onResellerSuspended"];
         delete?: never;
@@ -3397,7 +3397,7 @@ export interface components {
             customer_id: string | null;
             /** @description The `title` given at creation through this API. */
             developer_title: string | null;
-            /** @description Discount applied. */
+            /** @description Discount applied: the coupon's, plus for a buyer who is an ACTIVE reseller when the order is created the wholesale discount (the reseller tier's `discount_percent` of the goods after the coupon, rounded to the currency's minor unit, half up). A suspended reseller's next order has no wholesale discount. */
             discount: number;
             /** @description Discount in the display currency. */
             discount_display: number;
@@ -3890,7 +3890,7 @@ export interface components {
                 code: "REPORT_NOT_FOUND";
             };
         };
-        /** @description A reseller. Never deleted, so status history is kept. */
+        /** @description A reseller. Never deleted, so status history is kept: a `REJECTED` email invited again (or applying again) moves the same row. States and moves: invite (API; `REJECTED` or none -> `INVITED`), suspend (API; `ACTIVE` -> `SUSPENDED`), reinstate (API; `SUSPENDED` -> `ACTIVE`); the moves the specification leaves open are made with the operator's command line (README, CLI): `reseller accept` (`INVITED` -> `ACTIVE`, sets `approved_at`), `reseller apply` (-> `APPLIED` when the program is enabled in `APPLICATION` mode, -> `ACTIVE` with `approved_at` in `OPEN` mode; refused in `MANUAL` mode; a note is required when `require_application_note`), `reseller approve` (`APPLIED` -> `ACTIVE`, sets `approved_at`), `reseller reject` (`APPLIED` or `INVITED` -> `REJECTED`, sets `rejected_at`). `approved_at`, `suspended_at` and `rejected_at` hold the time of the latest such move and are kept afterwards (a reinstated reseller keeps its `suspended_at`). `customer_id` is the shop's customer with this email (created by the invitation when new). `lifetime_revenue` is the sum of the totals of the reseller's completed orders (orders created while it was `ACTIVE`, priced at wholesale) less their refunds; `lifetime_orders` counts those completed orders (a refund does not lower it). */
         Reseller: {
             application_note: string | null;
             /**
@@ -4000,7 +4000,7 @@ export interface components {
                 code: "VALIDATION_ERROR" | "IDEMPOTENCY_CONFLICT" | "RESELLER_INVALID_STATUS";
             };
         };
-        /** @description A reseller tier (read-only). */
+        /** @description A reseller tier (read-only through the API: created with the command line `reseller tier create` or fixtures). `member_count`: the tier's `ACTIVE` and `SUSPENDED` resellers, counted at read time. `is_default`: the program's `default_tier_id`. Auto-advance, after each completed order of a reseller: it moves to the highest tier (greatest `sort_order`, then greatest id) whose condition its lifetime figures meet, when that tier ranks above its current one (auto-advance never moves a reseller down, and refunds move no one). A tier's condition: `lifetime_revenue >= auto_advance_revenue`, `lifetime_orders >= auto_advance_orders`; with `auto_advance_requires_both` `false` any of its non-null thresholds suffices, with `true` all of them are needed; a `null` threshold is not part of the condition, and a tier with both `null` never auto-advances anyone. */
         ResellerTier: {
             /**
              * Format: int32

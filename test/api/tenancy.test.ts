@@ -86,7 +86,6 @@ const placeholderIds: Readonly<Record<string, string>> = {
   messagingBot: 'bot_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f',
   report: 'rep_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f',
   dashboardSession: 'sess_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f',
-  reseller: 'rsl_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f',
 };
 
 type OperationId = keyof typeof operations;

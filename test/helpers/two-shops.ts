@@ -67,6 +67,11 @@ export const resourceKinds = [
   'subscription',
   /** An ACTIVE license (key `TENANCY-LICENSE-0001`, one device `HW-TENANCY`) of the license product `Tenancy License`. */
   'license',
+  /**
+   * A SUSPENDED reseller (`carol@example.com`, so no extra customer) in the default tier `Tenancy Tier` (10%) of an
+   * enabled program: the own-id walk reinstates it, then suspends it again (routes run in path order).
+   */
+  'reseller',
 ] as const;
 
 export type ResourceKind = (typeof resourceKinds)[number];
@@ -281,6 +286,15 @@ const licenses: SeedStep = async (t, shopId) => {
   return { license: seeded.licenses[0] };
 };
 
+const resellers: SeedStep = async (t, shopId) => {
+  const seeded = await t.seed(shopId, {
+    reseller_tiers: [{ name: 'Tenancy Tier', discount_percent: '10', is_default: true }],
+    reseller_program: { enabled: true },
+    resellers: [{ email: 'carol@example.com', status: 'SUSPENDED' }],
+  });
+  return { reseller: seeded.resellers[0] };
+};
+
 /** Run in order for each shop. Append steps for new resource kinds (see the top of this file). */
 export const seedSteps: readonly SeedStep[] = [
   catalogAndCustomers,
@@ -289,6 +303,7 @@ export const seedSteps: readonly SeedStep[] = [
   coupons,
   subscriptions,
   licenses,
+  resellers,
 ];
 
 async function tenantShop(t: TestApp, label: 'A' | 'B'): Promise<TenantShop> {

@@ -221,6 +221,8 @@ test('an empty file writes nothing and says so', async () => {
     reviews: [],
     tickets: [],
     disputes: [],
+    resellerTiers: [],
+    resellers: [],
   });
 });
 
