@@ -41,7 +41,6 @@ export const getReseller: OperationHandler<'getReseller'> = async ({ db, auth, p
 export const inviteReseller: OperationHandler<'inviteReseller'> = async ({ db, auth, body, effects, services }) => ({
   data: await invite(db, auth.shop.id, body, effects, {
     clock: services.clock,
-    publicUrl: services.config.publicUrl,
   }),
 });
 

@@ -251,13 +251,6 @@ async function viewOf(db: ReadDb, shopId: string, id: string): Promise<ResellerV
 
 export interface InviteDeps {
   clock: Clock;
-  /** The service's public base URL: the invitation link is made from it. */
-  publicUrl: string;
-}
-
-/** Where the invitation mail points: the invitation, by reseller id (accepted with `cli reseller accept`). */
-export function invitationUrl(publicUrl: string, resellerId: string): string {
-  return `${publicUrl}/reseller-invitations/${resellerId}`;
 }
 
 /** 409 CONFLICT unless the email has no live reseller row (none, or REJECTED). */
@@ -343,7 +336,9 @@ export async function inviteReseller(
   const row = await enrol(trx, shop, email, { status: 'INVITED', tierId }, effects, now);
   const view = await viewOf(trx, shopId, row.id);
   effects.mail(
-    mailDraft(email, 'reseller_invitation', { shopName: shop.name, inviteUrl: invitationUrl(deps.publicUrl, row.id) }),
+    // No link: no page accepts invitations yet (the operator's `cli reseller accept` does), and a mail must not
+    // send the invitee to an address that answers 404.
+    mailDraft(email, 'reseller_invitation', { shopName: shop.name }),
   );
   effects.emit('reseller:invited', view);
   effects.audit({

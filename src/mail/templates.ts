@@ -32,8 +32,11 @@ export interface DeliveryData {
 /** `reseller_invitation`: an invitation to resell a shop's products. */
 export interface ResellerInvitationData {
   shopName: string;
-  /** An http(s) URL; anything else is refused (it becomes a link). */
-  inviteUrl: string;
+  /**
+   * Where the invitee accepts: an http(s) URL (anything else is refused, it becomes a link). Left out while no page
+   * accepts invitations: the mail then asks the invitee to answer the shop, never showing a link that leads nowhere.
+   */
+  inviteUrl?: string;
 }
 
 export interface MailTemplates {
@@ -217,25 +220,33 @@ function delivery(data: Record<string, unknown>): RenderedMail {
 function resellerInvitation(data: Record<string, unknown>): RenderedMail {
   const t = 'reseller_invitation';
   const shopName = str(t, data, 'shopName');
-  const inviteUrl = str(t, data, 'inviteUrl');
-  let protocol: string;
-  try {
-    protocol = new URL(inviteUrl).protocol;
-  } catch {
-    fail(t, 'inviteUrl', 'an absolute URL');
+  const inviteUrl = data.inviteUrl === undefined ? undefined : str(t, data, 'inviteUrl');
+  if (inviteUrl !== undefined) {
+    let protocol: string;
+    try {
+      protocol = new URL(inviteUrl).protocol;
+    } catch {
+      fail(t, 'inviteUrl', 'an absolute URL');
+    }
+    if (protocol !== 'https:' && protocol !== 'http:') fail(t, 'inviteUrl', 'an http(s) URL');
   }
-  if (protocol !== 'https:' && protocol !== 'http:') fail(t, 'inviteUrl', 'an http(s) URL');
   const subject = oneLine(`${shopName} invites you to become a reseller`);
-  const body = html`<h1>You are invited</h1>
-    <p>${shopName} invites you to resell its products.</p>
-    <p><a href="${inviteUrl}">Accept the invitation</a></p>
-    <p>Or open this address: ${inviteUrl}</p>`;
+  const answer = `To accept, answer ${shopName}: the shop then activates your reseller account.`;
+  const body =
+    inviteUrl === undefined
+      ? html`<h1>You are invited</h1>
+          <p>${shopName} invites you to resell its products.</p>
+          <p>${answer}</p>`
+      : html`<h1>You are invited</h1>
+          <p>${shopName} invites you to resell its products.</p>
+          <p><a href="${inviteUrl}">Accept the invitation</a></p>
+          <p>Or open this address: ${inviteUrl}</p>`;
   const text = [
     `You are invited`,
     ``,
     `${shopName} invites you to resell its products.`,
     ``,
-    `Accept the invitation: ${inviteUrl}`,
+    inviteUrl === undefined ? answer : `Accept the invitation: ${inviteUrl}`,
     ``,
   ].join('\n');
   return { subject, html: page(subject, body), text };

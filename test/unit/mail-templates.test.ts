@@ -67,6 +67,13 @@ test('reseller_invitation links the invitation; the URL is escaped in the attrib
   );
 });
 
+test('reseller_invitation without a URL asks the invitee to answer the shop, and shows no link', () => {
+  const mail = renderMail('reseller_invitation', { shopName: 'Acme <b>' });
+  expect(mail.text).toContain('To accept, answer Acme <b>: the shop then activates your reseller account.');
+  expect(mail.html).toContain('Acme &lt;b&gt;');
+  expect(mail.html).not.toContain('<a ');
+});
+
 test('a subject is one line whatever the data holds', () => {
   const mail = renderMail('reseller_invitation', {
     shopName: 'Evil\r\nBcc: victim@example.com',
