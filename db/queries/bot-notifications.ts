@@ -1,0 +1,129 @@
+// The Telegram bot notification outbox (migration 0023): queued in the transaction of an event, claimed and settled
+// by the worker (src/worker/bot-notifications.ts).
+import { sql, type Transaction, type Updateable } from 'kysely';
+import type { BotNotificationRow, BotNotificationsTable, Database, MessagingNotificationSwitch } from '../tables';
+import { inShop, inShopForWrite, type ReadDb } from './shop-scope';
+
+/**
+ * Queues `text` for every user of the shop's bots whose `notificationSwitch` is on, on bots that have a token (a bot
+ * without one cannot send). One INSERT … SELECT in the event's transaction, so the queue matches the switches as
+ * that transaction sees them, and a roll-back takes the rows with it. Every table is filtered by the shop (the
+ * users' and bots' shop_id, and the join on it). Ids are internal (never shown by the API): `btn_` + a UUID drawn
+ * by PostgreSQL. Returns how many were queued.
+ */
+export async function insertBotNotificationsForEvent(
+  trx: Transaction<Database>,
+  shopId: string,
+  input: {
+    eventId: string;
+    eventType: string;
+    notificationSwitch: MessagingNotificationSwitch;
+    text: string;
+    now: Date;
+  },
+): Promise<number> {
+  const result = await sql`
+    insert into bot_notifications
+      (id, shop_id, bot_id, bot_user_id, event_id, event_type, text, status, attempts, next_attempt_at,
+       created_at, updated_at)
+    select 'btn_' || gen_random_uuid()::text, u.shop_id, u.bot_id, u.id, ${input.eventId}, ${input.eventType},
+      ${input.text}, 'PENDING', 0, ${input.now}, ${input.now}, ${input.now}
+    from messaging_bot_users u
+    join messaging_bots b on b.shop_id = u.shop_id and b.id = u.bot_id
+    where u.shop_id = ${shopId} and b.shop_id = ${shopId}
+      and ${sql.ref(`u.${input.notificationSwitch}`)} and b.token_sealed is not null
+    on conflict (shop_id, event_id, bot_user_id) do nothing`.execute(trx);
+  return Number(result.numAffectedRows ?? 0);
+}
+
+/** What the worker needs to send one claimed notification. */
+export interface ClaimedBotNotification {
+  id: string;
+  shop_id: string;
+  bot_id: string;
+  /** The bot's sealed token (null if it was removed after queueing: the notification then fails). */
+  token_sealed: Buffer | null;
+  /** The Telegram user id: the chat the message goes to. */
+  chat_id: string;
+  text: string;
+  attempts: number;
+}
+
+/**
+ * Claims up to `limit` due notifications of every shop for a lease (the worker serves every shop): rows another
+ * worker holds are skipped (SKIP LOCKED while claiming, the lease after), and a lease that ran out is taken over.
+ * The bot's token and the user's chat id are read with the claim (joined on shop_id); everything written
+ * afterwards goes through the shop scope.
+ */
+export async function claimDueBotNotifications(
+  trx: Transaction<Database>,
+  now: Date,
+  leaseUntil: Date,
+  leaseToken: string,
+  limit: number,
+): Promise<ClaimedBotNotification[]> {
+  const { rows } = await sql<ClaimedBotNotification>`
+    with due as (
+      select id from bot_notifications
+      where status in ('PENDING', 'RETRYING') and next_attempt_at <= ${now}
+        and (lease_until is null or lease_until <= ${now})
+      order by next_attempt_at, id
+      limit ${limit}
+      for update skip locked
+    ), claimed as (
+      update bot_notifications n set lease_until = ${leaseUntil}, lease_token = ${leaseToken}
+      from due where n.id = due.id
+      returning n.id, n.shop_id, n.bot_id, n.bot_user_id, n.text, n.attempts
+    )
+    select c.id, c.shop_id, c.bot_id, b.token_sealed, u.telegram_user_id as chat_id, c.text, c.attempts
+    from claimed c
+    join messaging_bots b on b.shop_id = c.shop_id and b.id = c.bot_id
+    join messaging_bot_users u on u.shop_id = c.shop_id and u.id = c.bot_user_id`.execute(trx);
+  return rows.map((r) => ({ ...r, token_sealed: r.token_sealed === null ? null : Buffer.from(r.token_sealed) }));
+}
+
+/** The notification, locked, if this worker's lease on it still holds (else another worker has taken it over). */
+export async function leasedBotNotificationForUpdate(
+  trx: Transaction<Database>,
+  shopId: string,
+  id: string,
+  leaseToken: string,
+): Promise<BotNotificationRow | undefined> {
+  return inShop(trx, shopId)
+    .selectFrom('bot_notifications')
+    .selectAll()
+    .where('id', '=', id)
+    .where('lease_token', '=', leaseToken)
+    .where('status', 'in', ['PENDING', 'RETRYING'])
+    .forUpdate()
+    .executeTakeFirst();
+}
+
+export async function updateBotNotification(
+  trx: Transaction<Database>,
+  shopId: string,
+  id: string,
+  changes: Omit<Updateable<BotNotificationsTable>, 'id' | 'shop_id'>,
+): Promise<void> {
+  await inShopForWrite(trx, shopId).updateTable('bot_notifications').set(changes).where('id', '=', id).execute();
+}
+
+/** The shop's notifications, oldest first (tests and support). */
+export async function botNotificationsOfShop(db: ReadDb, shopId: string): Promise<BotNotificationRow[]> {
+  return inShop(db, shopId).selectFrom('bot_notifications').selectAll().orderBy('created_at').orderBy('id').execute();
+}
+
+/** Sets (or, with null, removes) the sealed token of a bot of the shop. */
+export async function setMessagingBotToken(
+  trx: Transaction<Database>,
+  shopId: string,
+  botId: string,
+  sealed: Buffer | null,
+  now: Date,
+): Promise<void> {
+  await inShopForWrite(trx, shopId)
+    .updateTable('messaging_bots')
+    .set({ token_sealed: sealed, updated_at: now })
+    .where('id', '=', botId)
+    .execute();
+}
