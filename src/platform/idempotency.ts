@@ -11,6 +11,9 @@
 // What is stored: successful responses and business-rule rejections (4xx thrown by the handler, after its
 // transaction rolled back). What is not: 5xx (the key is released so the client can retry), 401/403/429, and
 // anything rejected before the handler runs (routing, authentication, rate limit, schema validation).
+//
+// A stored response may hold a secret shown once (a webhook signing secret, a theme preview URL): its body is kept
+// sealed with the deployment's secret box, bound to its key's scope, so the table never holds one in clear.
 import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Response } from 'express';
@@ -32,6 +35,7 @@ import { errorBody, toApiError } from '../http/errors';
 import type { OperationResult } from '../http/handler';
 import type { Logger } from '../logger';
 import type { Effects, UnitOfWork, WriteOrigin } from './unit-of-work';
+import type { SecretBox } from './secret-box';
 
 export type { StoredResponse } from '../../db/queries/idempotency-keys';
 
@@ -114,6 +118,7 @@ export function requestFingerprint(method: string, path: string, query: unknown,
 
 /** A handler's result as the exact response sent: `data` in the `{ data }` envelope, `page` and `raw` as is. */
 export function renderResult(result: OperationResult): StoredResponse {
+  if ('html' in result) throw new Error('an HTML result is for reads only: it is never stored for replay');
   const body = 'page' in result ? result.page : 'raw' in result ? result.raw : { data: result.data };
   return { status: result.status ?? 200, headers: replayableHeaders(result.headers), body: JSON.stringify(body) };
 }
@@ -173,6 +178,27 @@ export interface IdempotencyOptions {
   /** Replay window (default 24 h). */
   ttlMs?: number;
   logger?: Logger;
+  /** Seals stored response bodies (they may hold a secret shown once); without it they are stored as they are. */
+  secrets?: SecretBox;
+}
+
+const SEALED_PREFIX = 'sealed:v1:';
+
+/** The authenticated data a stored body is sealed with: a body copied onto another key's row does not open. */
+const sealingContext = (scope: IdempotencyScope) =>
+  `idempotency:${scope.credentialId}:${scope.operationId}:${scope.key}`;
+
+/** The stored form of a response body: sealed when a secret box is configured. */
+export function sealStoredBody(secrets: SecretBox | undefined, scope: IdempotencyScope, body: string): string {
+  if (!secrets) return body;
+  return SEALED_PREFIX + secrets.seal(body, sealingContext(scope)).toString('base64');
+}
+
+/** The response body a stored record replays (bodies stored before sealing existed are read as they are). */
+export function openStoredBody(secrets: SecretBox | undefined, scope: IdempotencyScope, stored: string): string {
+  if (!stored.startsWith(SEALED_PREFIX)) return stored;
+  if (!secrets) throw new Error('a sealed idempotent response cannot be replayed without the secret box');
+  return secrets.open(Buffer.from(stored.slice(SEALED_PREFIX.length), 'base64'), sealingContext(scope));
 }
 
 export interface WriteRequest {
@@ -255,7 +281,7 @@ export class Idempotency {
     try {
       stored = await this.unitOfWork.run(origin, async (trx, fx) => {
         const response = renderResult(await handler(trx, fx));
-        if (!(await completeIdempotencyKey(trx, scope, lockedAt, response, new Date(this.now()))))
+        if (!(await completeIdempotencyKey(trx, scope, lockedAt, this.sealed(scope, response), new Date(this.now()))))
           throw new LockLostError();
         return response;
       });
@@ -264,6 +290,10 @@ export class Idempotency {
     }
     setIdempotencyStatus(res, 'created');
     sendStored(res, stored);
+  }
+
+  private sealed(scope: IdempotencyScope, response: StoredResponse): StoredResponse {
+    return { ...response, body: sealStoredBody(this.options.secrets, scope, response.body) };
   }
 
   /** Claims the key, or finds the response to replay; throws 409/422 when neither is possible. */
@@ -294,7 +324,11 @@ export class Idempotency {
       }
       if (row.state === 'completed') {
         return {
-          replay: { status: row.response_status!, headers: row.response_headers ?? {}, body: row.response_body! },
+          replay: {
+            status: row.response_status!,
+            headers: row.response_headers ?? {},
+            body: openStoredBody(this.options.secrets, scope, row.response_body!),
+          },
         };
       }
       if (now.getTime() - row.locked_at.getTime() < this.lockTimeoutMs) break;
@@ -329,7 +363,7 @@ export class Idempotency {
         body: JSON.stringify(errorBody(apiError, this.options.publicUrl)),
       };
       try {
-        if (await completeIdempotencyKey(this.db, scope, lockedAt, stored, new Date(this.now()))) {
+        if (await completeIdempotencyKey(this.db, scope, lockedAt, this.sealed(scope, stored), new Date(this.now()))) {
           setIdempotencyStatus(res, 'created');
           return err;
         }

@@ -110,6 +110,33 @@ describe('first request and replay', () => {
     expect(await keyRows(s.credentialId)).toBe(1);
   });
 
+  test('a response holding a secret shown once is stored sealed, and its replay shows the same secret', async () => {
+    const s = await shopWithProduct();
+    const key = randomUUID();
+    const create = () =>
+      t.http
+        .post('/dev/v1/webhooks')
+        .set(bearer(s.key))
+        .set('Idempotency-Key', key)
+        .send({ url: 'https://hooks.example.com/in', events: ['order:paid'] });
+    const first = await create();
+    expect(first.status).toBe(201);
+    const secret = first.body.data.secret as string;
+    expect(secret).toMatch(/^whsec_/);
+    const stored = await t.db
+      .selectFrom('idempotency_keys')
+      .select('response_body')
+      .where('credential_id', '=', s.credentialId)
+      .executeTakeFirstOrThrow();
+    expect(stored.response_body).toMatch(/^sealed:v1:/);
+    expect(stored.response_body).not.toContain(secret);
+    expect(stored.response_body).not.toContain(secret.slice('whsec_'.length));
+    const replay = await create();
+    expect(replay.headers['idempotency-status']).toBe('cached');
+    expect(replay.text).toBe(first.text);
+    expect(await countWhere(t.db, 'webhook_endpoints', 'shop_id', s.shopId)).toBe(1);
+  });
+
   test('X-Idempotency-Key behaves the same, and names the same key as Idempotency-Key', async () => {
     const s = await shopWithProduct();
     const key = randomUUID();
