@@ -281,7 +281,8 @@ export interface AuditEntriesTable {
   occurred_at: Timestamp;
   credential_id: string | null;
   credential_kind: string;
-  operation_id: string;
+  /** Null for the consent page's entries (sign-in, sign-out, approvals, denials: no API operation). */
+  operation_id: string | null;
   method: string;
   path: string;
   action: string;
@@ -1023,3 +1024,414 @@ export interface Database {
 export type ResellerTierRow = Selectable<ResellerTiersTable>;
 export type ResellerProgramRow = Selectable<ResellerProgramsTable>;
 export type ResellerRow = Selectable<ResellersTable>;
+
+// Email marketing and messaging bots (migration 0019).
+export type EmailMarketingProvider = 'MAILCHIMP' | 'KLAVIYO' | 'SENDGRID' | 'BREVO';
+
+export interface EmailMarketingSettingsTable {
+  id: string;
+  shop_id: string;
+  provider: EmailMarketingProvider;
+  enabled: Bool;
+  list_id: NullableText;
+  double_opt_in: Bool;
+  sync_customers: Bool;
+  last_synced_at: NullableTimestamp;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface MessagingBotsTable {
+  id: string;
+  shop_id: string;
+  /** Telegram username, without the @. */
+  username: string;
+  name: NullableText;
+  /** The bot's Telegram token, sealed (src/platform/secret-box.ts); null: no token, no deliveries (migration 0023). */
+  token_sealed: Buffer | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** The notification switches of a bot user (MessagingNotificationSettings in the contract). */
+export type MessagingNotificationSwitch =
+  'order_paid' | 'order_completed' | 'ticket_replied' | 'review_created' | 'dispute_opened' | 'stock_low';
+
+export interface MessagingBotUsersTable extends Record<MessagingNotificationSwitch, Bool> {
+  id: string;
+  shop_id: string;
+  bot_id: string;
+  /** Decimal text of the Telegram user id. */
+  telegram_user_id: string;
+  username: NullableText;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface Database {
+  email_marketing_settings: EmailMarketingSettingsTable;
+  messaging_bots: MessagingBotsTable;
+  messaging_bot_users: MessagingBotUsersTable;
+}
+
+export type EmailMarketingSettingRow = Selectable<EmailMarketingSettingsTable>;
+export type MessagingBotRow = Selectable<MessagingBotsTable>;
+export type MessagingBotUserRow = Selectable<MessagingBotUsersTable>;
+
+// Telegram bot notifications (migration 0023): the outbox of messages to bot users, sent by the worker.
+export type BotNotificationStatus = 'PENDING' | 'RETRYING' | 'SENT' | 'FAILED';
+
+export interface BotNotificationsTable {
+  id: string;
+  shop_id: string;
+  bot_id: string;
+  bot_user_id: string;
+  event_id: string;
+  event_type: string;
+  text: string;
+  status: BotNotificationStatus;
+  attempts: Int;
+  next_attempt_at: NullableTimestamp;
+  lease_until: NullableTimestamp;
+  lease_token: string | null;
+  last_error: string | null;
+  sent_at: NullableTimestamp;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface Database {
+  bot_notifications: BotNotificationsTable;
+}
+
+export type BotNotificationRow = Selectable<BotNotificationsTable>;
+
+// OAuth 2.0 (migration 0021, src/auth/oauth-grants.ts): apps are global rows; grants, codes and refresh tokens are
+// shop-owned; access tokens are `credentials` rows of kind oauth_access_token with a grant and an expiry.
+export interface OAuthClientsTable {
+  id: string;
+  name: string;
+  is_public: boolean;
+  /** SHA-256 of the client secret `mcs_…`, hex; null for a public client. */
+  secret_hash: string | null;
+  secret_prefix: string | null;
+  redirect_uris: string[];
+  scopes: string[];
+  /** Set: only this shop may authorize the app; null: any shop may install it. */
+  owner_shop_id: string | null;
+  created_at: Timestamp;
+  revoked_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+}
+
+export type OAuthGrantRevokedReason =
+  'code_replayed' | 'refresh_token_reused' | 'revoked_by_client' | 'revoked_by_operator' | 'app_revoked';
+
+export interface OAuthGrantsTable {
+  id: string;
+  shop_id: string;
+  client_id: string;
+  scopes: string[];
+  granted_by_kind: 'owner' | 'credential';
+  granted_by_id: string;
+  session_id: string | null;
+  created_at: Timestamp;
+  revoked_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  revoked_reason: ColumnType<
+    OAuthGrantRevokedReason | null,
+    OAuthGrantRevokedReason | null | undefined,
+    OAuthGrantRevokedReason | null
+  >;
+}
+
+export interface OAuthCodesTable {
+  id: string;
+  shop_id: string;
+  grant_id: string;
+  code_hash: string;
+  client_id: string;
+  redirect_uri: string;
+  code_challenge: string | null;
+  code_challenge_method: 'S256' | null;
+  expires_at: Timestamp;
+  used_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  created_at: Timestamp;
+}
+
+export interface OAuthRefreshTokensTable {
+  id: string;
+  shop_id: string;
+  grant_id: string;
+  token_hash: string;
+  scopes: string[];
+  expires_at: Timestamp;
+  used_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  revoked_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  created_at: Timestamp;
+}
+
+export interface CredentialsTable {
+  /** Access tokens only: when the token stops working. Null: never (API keys). */
+  expires_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** Access tokens only: the grant (token family) it belongs to; revoking the grant revokes the token. */
+  grant_id: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+export interface Database {
+  oauth_clients: OAuthClientsTable;
+  oauth_grants: OAuthGrantsTable;
+  oauth_codes: OAuthCodesTable;
+  oauth_refresh_tokens: OAuthRefreshTokensTable;
+}
+
+export type OAuthClientRow = Selectable<OAuthClientsTable>;
+export type OAuthGrantRow = Selectable<OAuthGrantsTable>;
+export type OAuthCodeRow = Selectable<OAuthCodesTable>;
+export type OAuthRefreshTokenRow = Selectable<OAuthRefreshTokensTable>;
+
+// Themes (migration 0017): themes, every saved revision of a theme's document, and preview sessions.
+export type ThemeBase =
+  'default' | 'classic' | 'pulse' | 'starlight' | 'clean-minimal' | 'apex' | 'nebula' | 'phantom' | 'shadow' | 'vault';
+
+export interface ThemesTable {
+  id: string;
+  shop_id: string;
+  name: string;
+  base: ThemeBase;
+  /** Stored setting values (the base's defaults fill the rest when read). */
+  settings: Json<Record<string, unknown>>;
+  settings_updated_at: Timestamp;
+  /** The draft's revision. */
+  revision: Int;
+  published_revision: ColumnType<number | null, number | null | undefined, number | null>;
+  /** The shop's live storefront theme (at most one per shop). */
+  live: Bool;
+  published_at: NullableTimestamp;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface ThemeRevisionsTable {
+  shop_id: string;
+  theme_id: string;
+  revision: number;
+  document: Json<Record<string, unknown>>;
+  created_at: Timestamp;
+}
+
+export interface ThemePreviewSessionsTable {
+  id: string;
+  shop_id: string;
+  theme_id: string;
+  revision: number;
+  /** SHA-256 (hex) of the URL's token. */
+  token_hash: string;
+  expires_at: Timestamp;
+  stopped_at: NullableTimestamp;
+  created_at: Timestamp;
+}
+
+export interface Database {
+  themes: ThemesTable;
+  theme_revisions: ThemeRevisionsTable;
+  theme_preview_sessions: ThemePreviewSessionsTable;
+}
+
+export type ThemeRow = Selectable<ThemesTable>;
+export type ThemeRevisionRow = Selectable<ThemeRevisionsTable>;
+export type ThemePreviewSessionRow = Selectable<ThemePreviewSessionsTable>;
+
+// Analytics reports (migration 0020): a report definition per shop, its queued and finished generations (claimed by
+// the worker with a lease), and the last generation's output (src/domain/analytics-reports.ts).
+export type AnalyticsReportType = 'SALES' | 'PRODUCTS' | 'CUSTOMERS' | 'GATEWAYS' | 'AFFILIATES';
+export type AnalyticsReportFormat = 'CSV' | 'JSON';
+export type AnalyticsReportStatus = 'NEVER_GENERATED' | 'GENERATING' | 'READY' | 'FAILED';
+
+export interface AnalyticsReportsTable {
+  id: string;
+  shop_id: string;
+  name: string;
+  type: AnalyticsReportType;
+  format: ColumnType<AnalyticsReportFormat, AnalyticsReportFormat | undefined, AnalyticsReportFormat>;
+  status: ColumnType<AnalyticsReportStatus, AnalyticsReportStatus | undefined, AnalyticsReportStatus>;
+  period_from: NullableTimestamp;
+  period_to: NullableTimestamp;
+  generation_id: ColumnType<string | null, string | null | undefined, string | null>;
+  generated_at: NullableTimestamp;
+  failure_reason: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The READY output (CSV or JSON text). */
+  content: ColumnType<string | null, string | null | undefined, string | null>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface AnalyticsReportGenerationsTable {
+  id: string;
+  shop_id: string;
+  report_id: string;
+  type: AnalyticsReportType;
+  format: AnalyticsReportFormat;
+  period_from: Timestamp;
+  period_to: Timestamp;
+  status: ColumnType<
+    'QUEUED' | 'DONE' | 'FAILED',
+    'QUEUED' | 'DONE' | 'FAILED' | undefined,
+    'QUEUED' | 'DONE' | 'FAILED'
+  >;
+  attempts: ColumnType<number, number | undefined, number>;
+  lease_until: NullableTimestamp;
+  lease_token: ColumnType<string | null, string | null | undefined, string | null>;
+  error: ColumnType<string | null, string | null | undefined, string | null>;
+  requested_at: Timestamp;
+  finished_at: NullableTimestamp;
+}
+
+export interface Database {
+  analytics_reports: AnalyticsReportsTable;
+  analytics_report_generations: AnalyticsReportGenerationsTable;
+}
+
+export type AnalyticsReportRow = Selectable<AnalyticsReportsTable>;
+export type AnalyticsReportGenerationRow = Selectable<AnalyticsReportGenerationsTable>;
+
+// ---------------------------------------------------------------------------------------------------------------
+// Store settings (db/migrations/0018_store_settings.ts)
+// ---------------------------------------------------------------------------------------------------------------
+
+/** A footer link of the layout (the contract's FulfillmentLink). */
+export interface StoreFooterLink {
+  url: string;
+  label: string;
+}
+
+export interface StoreSettingsTable {
+  id: string;
+  shop_id: string;
+  name: string;
+  logo_url: string | null;
+  favicon_url: string | null;
+  primary_color: string;
+  accent_color: string;
+  support_email: string | null;
+  branding_updated_at: Timestamp;
+  product_grid_columns: number;
+  show_search: boolean;
+  show_categories: boolean;
+  show_reviews: boolean;
+  announcement: string | null;
+  footer_links: Json<StoreFooterLink[]>;
+  layout_updated_at: Timestamp;
+  created_at: ColumnType<Date, Date | string | undefined, never>;
+}
+
+export type StoreDomainStatus = 'PENDING_VERIFICATION' | 'VERIFIED' | 'FAILED';
+export type StoreDomainSslStatus = 'PENDING' | 'ACTIVE' | 'FAILED';
+export type StoreDomainCheckError = 'RECORD_NOT_FOUND' | 'DNS_UNAVAILABLE';
+
+export interface StoreDomainsTable {
+  id: string;
+  shop_id: string;
+  domain: string;
+  status: StoreDomainStatus;
+  ssl_status: StoreDomainSslStatus;
+  record_name: string;
+  record_value: string;
+  verified_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  last_checked_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  last_check_error: StoreDomainCheckError | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface Database {
+  store_settings: StoreSettingsTable;
+  store_domains: StoreDomainsTable;
+}
+
+export type StoreSettingsRow = Selectable<StoreSettingsTable>;
+export type StoreDomainRow = Selectable<StoreDomainsTable>;
+
+// ---------------------------------------------------------------------------------------------------------------
+// Shop owner accounts and consent-page sessions (db/migrations/0022_owner_sessions.ts)
+// ---------------------------------------------------------------------------------------------------------------
+
+export interface OwnerAccountsTable {
+  id: string;
+  shop_id: string;
+  email: string;
+  password_hash: string;
+  created_at: Timestamp;
+  disabled_at: NullableTimestamp;
+}
+
+export interface OwnerSessionsTable {
+  id: string;
+  shop_id: string;
+  owner_id: string;
+  token_hash: string;
+  ip: string | null;
+  user_agent: string | null;
+  started_at: Timestamp;
+  expires_at: Timestamp;
+  ended_at: NullableTimestamp;
+}
+
+export interface OwnerSignInFailuresTable {
+  id: Generated<string>;
+  ip: string;
+  email: string;
+  failed_at: Timestamp;
+}
+
+/** The consent page's entries name the owner and the session (0022). */
+export interface AuditEntriesTable {
+  owner_id: ColumnType<string | null, string | null | undefined, string | null>;
+  session_id: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+export interface Database {
+  owner_accounts: OwnerAccountsTable;
+  owner_sessions: OwnerSessionsTable;
+  owner_sign_in_failures: OwnerSignInFailuresTable;
+}
+
+export type OwnerAccountRow = Selectable<OwnerAccountsTable>;
+export type OwnerSessionRow = Selectable<OwnerSessionsTable>;
+
+// Email-marketing sync (migration 0024, src/domain/email-marketing-sync.ts): each setting's sealed provider API key,
+// and the outbox of "add this customer to the list" requests the worker sends.
+export interface EmailMarketingKeysTable {
+  shop_id: string;
+  setting_id: string;
+  /** The provider API key, sealed with the secret box (context: shop and setting); never returned or logged. */
+  sealed_key: Buffer;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export type EmailMarketingSyncStatus = 'PENDING' | 'RETRYING' | 'SYNCED' | 'FAILED' | 'CANCELLED';
+
+export interface EmailMarketingSyncsTable {
+  id: string;
+  shop_id: string;
+  setting_id: string;
+  customer_id: string;
+  email: string;
+  status: EmailMarketingSyncStatus;
+  attempts: Int;
+  next_attempt_at: NullableTimestamp;
+  lease_until: NullableTimestamp;
+  lease_token: string | null;
+  /** HTTP status of the last answer, if there was one. */
+  last_status: number | null;
+  last_error: string | null;
+  synced_at: NullableTimestamp;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface Database {
+  email_marketing_keys: EmailMarketingKeysTable;
+  email_marketing_syncs: EmailMarketingSyncsTable;
+}
+
+export type EmailMarketingSyncRow = Selectable<EmailMarketingSyncsTable>;

@@ -12,6 +12,12 @@ export const duplicateProduct: OperationHandler<'duplicateProduct'> = async ({ d
   data: await duplicate(db, auth.shop.id, params.id),
 });
 
-export const claimProductSerials: OperationHandler<'claimProductSerials'> = async ({ db, auth, params, body }) => ({
-  data: await claimSerials(db, auth.shop.id, params.id, body.amount),
+export const claimProductSerials: OperationHandler<'claimProductSerials'> = async ({
+  db,
+  auth,
+  params,
+  body,
+  effects,
+}) => ({
+  data: await claimSerials(db, auth.shop.id, params.id, body.amount, effects),
 });

@@ -3,6 +3,7 @@
 import type { HandlerMap } from '../src/http/handler';
 import * as account from './account';
 import * as affiliates from './affiliates';
+import * as analytics from './analytics';
 import * as blacklist from './blacklist';
 import * as catalog from './catalog';
 import * as catalogExtras from './catalog-extras';
@@ -10,6 +11,9 @@ import * as coupons from './coupons';
 import * as customers from './customers';
 import * as disputes from './disputes';
 import * as licenses from './licenses';
+import * as marketingBots from './marketing-bots';
+import * as oauthConsent from './oauth-consent';
+import * as oauth from './oauth';
 import * as orderActions from './order-actions';
 import * as orderLists from './order-lists';
 import * as orders from './orders';
@@ -17,7 +21,9 @@ import * as payments from './payments';
 import * as resellers from './resellers';
 import * as reviewsTickets from './reviews-tickets';
 import * as security from './security';
+import * as storeSettings from './store-settings';
 import * as subscriptions from './subscriptions';
+import * as themes from './themes';
 import * as wallets from './wallets';
 import * as webhooks from './webhooks';
 
@@ -33,14 +39,16 @@ export const handlers: HandlerMap = {
   claimProductSerials: catalog.claimProductSerials,
   listCustomers: customers.listCustomers,
   getCustomer: customers.getCustomer,
-  startOAuthAuthorization: notImplemented,
-  approveOAuthAuthorization: notImplemented,
-  exchangeOAuthToken: notImplemented,
+  startOAuthAuthorization: oauthConsent.startOAuthAuthorization,
+  approveOAuthAuthorization: oauth.approveOAuthAuthorization,
+  exchangeOAuthToken: oauth.exchangeOAuthToken,
+  revokeOAuthToken: oauth.revokeOAuthToken,
+  getOAuthServerMetadata: oauth.getOAuthServerMetadata,
   approveAffiliateApplication: affiliates.approveAffiliateApplication,
   listAffiliateCustomers: affiliates.listAffiliateCustomers,
   getAffiliatePerformance: affiliates.getAffiliatePerformance,
-  listAnalyticsReports: notImplemented,
-  generateAnalyticsReport: notImplemented,
+  listAnalyticsReports: analytics.listAnalyticsReports,
+  generateAnalyticsReport: analytics.generateAnalyticsReport,
   listCoupons: coupons.listCoupons,
   checkCoupon: coupons.checkCoupon,
   listProductAddons: catalogExtras.listProductAddons,
@@ -77,16 +85,16 @@ export const handlers: HandlerMap = {
   reinstateReseller: resellers.reinstateReseller,
   suspendReseller: resellers.suspendReseller,
   listAuditTrail: security.listAuditTrail,
-  getSessionTrail: notImplemented,
-  listEmailMarketingSettings: notImplemented,
-  getStoreBranding: notImplemented,
-  updateStoreBranding: notImplemented,
-  listStoreDomains: notImplemented,
-  addStoreDomain: notImplemented,
-  verifyStoreDomain: notImplemented,
-  getStoreLayout: notImplemented,
-  updateStoreLayout: notImplemented,
-  updateMessagingBotNotifications: notImplemented,
+  getSessionTrail: security.getSessionTrail,
+  listEmailMarketingSettings: marketingBots.listEmailMarketingSettings,
+  getStoreBranding: storeSettings.getStoreBranding,
+  updateStoreBranding: storeSettings.updateStoreBranding,
+  listStoreDomains: storeSettings.listStoreDomains,
+  addStoreDomain: storeSettings.addStoreDomain,
+  verifyStoreDomain: storeSettings.verifyStoreDomain,
+  getStoreLayout: storeSettings.getStoreLayout,
+  updateStoreLayout: storeSettings.updateStoreLayout,
+  updateMessagingBotNotifications: marketingBots.updateMessagingBotNotifications,
   listSubscriptions: subscriptions.listSubscriptions,
   updateSubscriptionCustomFields: subscriptions.updateSubscriptionCustomFields,
   pauseSubscription: subscriptions.pauseSubscription,
@@ -94,17 +102,17 @@ export const handlers: HandlerMap = {
   listDisputes: disputes.listDisputes,
   listReviews: reviewsTickets.listReviews,
   listTickets: reviewsTickets.listTickets,
-  listThemes: notImplemented,
-  createTheme: notImplemented,
-  getThemeDocument: notImplemented,
-  saveThemeDocument: notImplemented,
-  getThemeDraft: notImplemented,
-  getThemeDocumentSchema: notImplemented,
-  createThemePreview: notImplemented,
-  deleteThemePreview: notImplemented,
-  publishTheme: notImplemented,
-  getThemeSettings: notImplemented,
-  updateThemeSettings: notImplemented,
+  listThemes: themes.listThemes,
+  createTheme: themes.createTheme,
+  getThemeDocument: themes.getThemeDocument,
+  saveThemeDocument: themes.saveThemeDocument,
+  getThemeDraft: themes.getThemeDraft,
+  getThemeDocumentSchema: themes.getThemeDocumentSchema,
+  createThemePreview: themes.createThemePreview,
+  deleteThemePreview: themes.deleteThemePreview,
+  publishTheme: themes.publishTheme,
+  getThemeSettings: themes.getThemeSettings,
+  updateThemeSettings: themes.updateThemeSettings,
   listWebhooks: webhooks.listWebhooks,
   createWebhook: webhooks.createWebhook,
   updateWebhook: webhooks.updateWebhook,

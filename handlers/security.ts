@@ -1,5 +1,10 @@
 import { auditTrailCursorList } from '../src/domain/audit-trail';
+import { sessionTrail } from '../src/domain/session-trail';
 import type { OperationHandler } from '../src/http/handler';
 import { listHandler } from '../src/http/list-handler';
 
 export const listAuditTrail: OperationHandler<'listAuditTrail'> = listHandler(auditTrailCursorList, () => undefined);
+
+export const getSessionTrail: OperationHandler<'getSessionTrail'> = async (ctx) => ({
+  data: await sessionTrail(ctx.db, ctx.auth.shop.id, ctx.params.session_id),
+});

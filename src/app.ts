@@ -12,6 +12,9 @@ import { accessLog } from './http/access-log';
 import { createApi } from './http/api';
 import { docsRouter } from './http/docs';
 import { checkoutRouter } from './checkout/router';
+import { consentRouter } from './auth/consent-router';
+import { themePreviewRouter } from './themes/preview-router';
+import { analyticsDownloadRouter } from './analytics/download-router';
 import { sendError } from './http/errors';
 import type { HandlerMap } from './http/handler';
 import { createRateLimiter } from './http/rate-limit';
@@ -24,6 +27,7 @@ import { ReadOnlyPlugin } from '../db/read-only';
 import { systemClock, type Clock } from './platform/clock';
 import { defaultEffectSinks } from './platform/effect-sinks';
 import { loadSecretBox } from './platform/secret-box';
+import { oauthMetadataPathInsertion, oauthServerMetadata } from './domain/oauth-metadata';
 
 export interface AppOptions {
   db: Kysely<Database>;
@@ -72,6 +76,7 @@ export async function createApp(options: AppOptions): Promise<express.Express> {
     idempotency: new Idempotency(db, unitOfWork, {
       publicUrl: config.publicUrl,
       logger,
+      secrets,
       now: options.now,
       lockTimeoutMs: options.idempotencyLockTimeoutMs ?? config.idempotencyLockTimeoutMs,
     }),
@@ -101,7 +106,15 @@ export async function createApp(options: AppOptions): Promise<express.Express> {
   });
   app.use(docsRouter());
   app.use(checkoutRouter({ db, unitOfWork, services: { config, logger, cursors, clock, secrets } }));
+  app.use(await consentRouter({ db, unitOfWork, services: { config, logger, clock } }));
+  app.use(themePreviewRouter({ db, services: { clock, logger } }));
+  app.use(analyticsDownloadRouter({ db, clock }));
 
+  // RFC 8414 §3: the metadata of the issuer `<public URL>/dev/v1` lives at this path-inserted location (outside the
+  // API's root), where standard OAuth clients look for it; the API serves the same document under /dev/v1 too.
+  app.get(oauthMetadataPathInsertion, (_req, res) => {
+    res.json(oauthServerMetadata(config.publicUrl));
+  });
   app.use('/dev/v1', async (req: Request, res: Response, next: NextFunction) => {
     try {
       await handle(req, res);

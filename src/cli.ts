@@ -13,6 +13,10 @@ import { FixtureError } from './domain/fixtures';
 import { applyAsOperator } from './domain/affiliates';
 import * as support from './domain/support-admin';
 import * as resellerAdmin from './domain/reseller-admin';
+import * as analyticsAdmin from './domain/analytics-admin';
+import { createOwner } from './domain/owner-admin';
+import * as marketingAdmin from './domain/marketing-admin';
+import * as oauthAdmin from './domain/oauth-admin';
 
 const usage = `Usage: npm run -s cli -- <command> [options] [--json]
 
@@ -51,6 +55,8 @@ const usage = `Usage: npm run -s cli -- <command> [options] [--json]
   reseller tier create --shop SHOP_ID --name NAME --discount 10 [--revenue 1000.00] [--orders 10] [--requires-both]
                        [--sort-order 1] [--default]
                                       a reseller tier (read-only through the API); --default: the program's default tier
+  report create --shop SHOP_ID --name NAME --type SALES|PRODUCTS|CUSTOMERS|GATEWAYS|AFFILIATES [--report-format CSV|JSON]
+                                      an analytics report (generated through the API; not created by it)
   reseller accept --shop SHOP_ID --email EMAIL
                                       the invited reseller accepts (INVITED -> ACTIVE, approved_at)
   reseller apply --shop SHOP_ID --email EMAIL [--note TEXT]
@@ -59,10 +65,56 @@ const usage = `Usage: npm run -s cli -- <command> [options] [--json]
                                       the merchant approves an application (APPLIED -> ACTIVE, approved_at)
   reseller reject --shop SHOP_ID --email EMAIL
                                       rejects an application or an invitation (APPLIED|INVITED -> REJECTED, rejected_at)
+  email-marketing set --shop SHOP_ID --provider MAILCHIMP|KLAVIYO|SENDGRID|BREVO [--list LIST_ID] [--disabled]
+                      [--double-opt-in] [--no-sync] [--api-key-stdin]
+                                      the shop's setting of that provider becomes exactly this (one per provider);
+                                      the provider API key is read from stdin (--api-key-stdin) or from
+                                      EMAIL_MARKETING_API_KEY, stored encrypted, never shown; without one the
+                                      stored key stays. No key: new customers are not synced to the list
+  bot create --shop SHOP_ID --username NAME_bot [--name TEXT] [--token-stdin]
+                                      a Telegram bot of the shop (its id addresses PUT /telegram/bots/{botId}/…);
+                                      its token from @BotFather is read from stdin (--token-stdin) or BOT_TOKEN,
+                                      never from the command line; stored encrypted, never shown. Without a token
+                                      the bot's users get no notifications
+  bot user add --shop SHOP_ID --bot BOT_ID --telegram-id 123456789 [--username NAME] [--off order_paid,stock_low]
+                                      a Telegram user of the bot; every notification switch on but those of --off
+  app create --name NAME --redirect-uris URI,URI --scopes "orders.read products.read" [--public] [--shop SHOP_ID]
+                                      an OAuth app (client): prints its client id and, unless --public, its secret
+                                      mcs_… once; --shop: only that shop may install it
+  app list                            every OAuth app
+  app revoke --id CLIENT_ID           the app stops working, and every token of it in every shop
+  app grants --shop SHOP_ID           the shop's OAuth grants (installed apps)
+  app uninstall --shop SHOP_ID --id CLIENT_ID
+                                      revokes the app's grants in the shop (its tokens stop working at once)
+  owner create --shop SHOP_ID --email EMAIL --password-stdin
+                                      a shop owner account (signs in on the OAuth consent page); the password
+                                      (12-256 characters) is read from stdin, or from OWNER_PASSWORD; --password
+                                      PASSWORD works too but shows it to every user of the machine (ps): avoid it
   demo
 `;
 
 class UsageError extends Error {}
+
+/** `bot create`'s Telegram token: stdin (--token-stdin) or BOT_TOKEN (never argv: ps shows it); none: undefined. */
+function readBotToken(values: Record<string, unknown>): string | undefined {
+  if (values['token-stdin'] === true) {
+    const token = readFileSync(0, 'utf8').trim();
+    if (!token) throw new UsageError('bot create: --token-stdin read no token from stdin');
+    return token;
+  }
+  return process.env.BOT_TOKEN ? process.env.BOT_TOKEN.trim() : undefined;
+}
+
+/** `owner create`'s password: stdin (--password-stdin), OWNER_PASSWORD, or --password (visible in ps). */
+function readOwnerPassword(values: Record<string, unknown>): string {
+  let password: string | undefined;
+  if (values['password-stdin'] === true) password = readFileSync(0, 'utf8').replace(/\r?\n$/, '');
+  else if (process.env.OWNER_PASSWORD) password = process.env.OWNER_PASSWORD;
+  else if (typeof values.password === 'string') password = values.password;
+  if (!password)
+    throw new UsageError('owner create: give the password on stdin with --password-stdin (or OWNER_PASSWORD)');
+  return password;
+}
 
 function required(values: Record<string, unknown>, name: string): string {
   const v = values[name];
@@ -129,7 +181,23 @@ async function run(argv: string[], database: () => Promise<DatabaseHandle>): Pro
       orders: { type: 'string' },
       'requires-both': { type: 'boolean' },
       'sort-order': { type: 'string' },
+      'report-format': { type: 'string' },
       default: { type: 'boolean' },
+      provider: { type: 'string' },
+      list: { type: 'string' },
+      disabled: { type: 'boolean' },
+      'double-opt-in': { type: 'boolean' },
+      'no-sync': { type: 'boolean' },
+      'api-key-stdin': { type: 'boolean' },
+      username: { type: 'string' },
+      bot: { type: 'string' },
+      'telegram-id': { type: 'string' },
+      off: { type: 'string' },
+      'redirect-uris': { type: 'string' },
+      public: { type: 'boolean' },
+      'password-stdin': { type: 'boolean' },
+      'token-stdin': { type: 'boolean' },
+      password: { type: 'string' },
     },
   });
   const command = positionals.join(' ');
@@ -157,10 +225,20 @@ async function run(argv: string[], database: () => Promise<DatabaseHandle>): Pro
     'review create',
     'ticket create',
     'reseller tier create',
+    'report create',
     'reseller accept',
     'reseller apply',
     'reseller approve',
     'reseller reject',
+    'email-marketing set',
+    'bot create',
+    'bot user add',
+    'app create',
+    'app list',
+    'app revoke',
+    'app grants',
+    'app uninstall',
+    'owner create',
     'demo',
   ];
   if (!known.includes(command)) throw new UsageError(command ? `Unknown command "${command}"` : 'No command given');
@@ -176,6 +254,12 @@ async function run(argv: string[], database: () => Promise<DatabaseHandle>): Pro
     }
   }
   const scopes = command === 'key create' ? admin.parseScopes(required(values, 'scopes')) : [];
+  const ownerPassword = command === 'owner create' ? readOwnerPassword(values) : '';
+  const botToken = command === 'bot create' ? readBotToken(values) : undefined;
+  const emailMarketingKey =
+    command === 'email-marketing set'
+      ? marketingAdmin.emailMarketingApiKeyFrom(values['api-key-stdin'] === true)
+      : undefined;
 
   const handle = await database();
   const { db } = handle;
@@ -396,6 +480,15 @@ async function run(argv: string[], database: () => Promise<DatabaseHandle>): Pro
         });
         return { json: review, text: `Review ${review.id} (${review.rating}/5) of order ${review.order_id}` };
       }
+      case 'report create': {
+        const report = await analyticsAdmin.createReportAsOperator(db, {
+          shopId: required(values, 'shop'),
+          name: required(values, 'name'),
+          type: required(values, 'type'),
+          format: values['report-format'],
+        });
+        return { json: report, text: `Report ${report.id} ${report.name} (${report.type}, ${report.format})` };
+      }
       case 'reseller tier create': {
         const tier = await resellerAdmin.createTierAsOperator(db, {
           shopId: required(values, 'shop'),
@@ -412,6 +505,14 @@ async function run(argv: string[], database: () => Promise<DatabaseHandle>): Pro
           // discount_percent is an exact JSON number (JSON.rawJSON): only JSON.stringify reads it.
           text: `Reseller tier ${tier.id} ${tier.name} (${JSON.stringify(tier.discount_percent)}%)${tier.is_default ? ', the program default' : ''}`,
         };
+      }
+      case 'owner create': {
+        const owner = await createOwner(db, {
+          shopId: required(values, 'shop'),
+          email: required(values, 'email'),
+          password: ownerPassword,
+        });
+        return { json: owner, text: `Created owner ${owner.id} (${owner.email}) of shop ${owner.shop_id}` };
       }
       case 'reseller accept':
       case 'reseller approve':
@@ -442,6 +543,96 @@ async function run(argv: string[], database: () => Promise<DatabaseHandle>): Pro
           priority: values.priority,
         });
         return { json: ticket, text: `Ticket ${ticket.id} ${ticket.status} from ${ticket.customer_email}` };
+      }
+      case 'email-marketing set': {
+        const setting = await marketingAdmin.setEmailMarketingAsOperator(db, {
+          shopId: required(values, 'shop'),
+          provider: required(values, 'provider'),
+          list: values.list,
+          disabled: values.disabled,
+          doubleOptIn: values['double-opt-in'],
+          noSync: values['no-sync'],
+          apiKey: emailMarketingKey,
+        });
+        return {
+          json: setting,
+          text: `Email marketing ${setting.provider} (${setting.id}) ${setting.enabled ? 'enabled' : 'disabled'}, list ${setting.list_id ?? '(none)'}`,
+        };
+      }
+      case 'bot create': {
+        const bot = await marketingAdmin.createBotAsOperator(db, {
+          shopId: required(values, 'shop'),
+          username: required(values, 'username'),
+          name: values.name,
+          token: botToken,
+        });
+        return {
+          json: bot,
+          text: `Bot ${bot.id} @${bot.username}${bot.has_token ? ' (token stored)' : ' (no token)'}`,
+        };
+      }
+      case 'bot user add': {
+        const user = await marketingAdmin.addBotUserAsOperator(db, {
+          shopId: required(values, 'shop'),
+          botId: required(values, 'bot'),
+          telegramId: required(values, 'telegram-id'),
+          username: values.username,
+          off: values.off,
+        });
+        const off = Object.entries(user.notifications).filter(([, on]) => !on);
+        return {
+          json: user,
+          text: `Bot user ${user.id} (Telegram ${user.telegram_user_id}) of ${user.bot_id}; off: ${off.map(([k]) => k).join(',') || '(none)'}`,
+        };
+      }
+      case 'app create': {
+        const app = await oauthAdmin.createApp(db, {
+          name: required(values, 'name'),
+          redirectUris: required(values, 'redirect-uris'),
+          scopes: required(values, 'scopes'),
+          isPublic: values.public === true,
+          shopId: values.shop,
+        });
+        return {
+          json: app,
+          text:
+            `App ${app.name} (${app.type})\nclient_id: ${app.client_id}` +
+            (app.client_secret ? `\nclient_secret (shown only now): ${app.client_secret}` : ''),
+        };
+      }
+      case 'app list': {
+        const apps = await oauthAdmin.listApps(db);
+        return {
+          json: apps,
+          text: table(
+            ['CLIENT_ID', 'NAME', 'TYPE', 'SCOPES', 'REVOKED'],
+            apps.map((a) => [a.client_id, a.name, a.type, a.scopes.join(' '), a.revoked_at ?? '-']),
+          ),
+        };
+      }
+      case 'app revoke': {
+        const app = await oauthAdmin.revokeApp(db, required(values, 'id'));
+        return { json: app, text: `App ${app.client_id} revoked (${app.grants_revoked} grants revoked)` };
+      }
+      case 'app grants': {
+        const grants = await oauthAdmin.listGrants(db, required(values, 'shop'));
+        return {
+          json: grants,
+          text: table(
+            ['GRANT_ID', 'CLIENT_ID', 'SCOPES', 'CREATED', 'REVOKED'],
+            grants.map((g) => [g.id, g.client_id, g.scopes.join(' '), g.created_at, g.revoked_at ?? '-']),
+          ),
+        };
+      }
+      case 'app uninstall': {
+        const out = await oauthAdmin.uninstallApp(db, {
+          shopId: required(values, 'shop'),
+          clientId: required(values, 'id'),
+        });
+        return {
+          json: out,
+          text: `App ${out.client_id} uninstalled from ${out.shop_id} (${out.grants_revoked} grants revoked)`,
+        };
       }
       default: {
         const demo = await admin.createDemo(db, { checkoutBaseUrl: loadConfig().checkoutBaseUrl });

@@ -1,6 +1,9 @@
 // Environment -> typed, validated configuration. A bad value stops the process at start with a clear message
 // rather than misbehaving later.
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
+import type { EmailMarketingProvider } from '../db/tables';
+import { parseProviderBaseUrls } from './platform/email-marketing-providers';
 
 export type Plan = 'free' | 'pro' | 'business';
 export const plans: readonly Plan[] = ['free', 'pro', 'business'];
@@ -45,6 +48,12 @@ export interface Config {
   webhookSecretsKey: Buffer | undefined;
   /** Total time a webhook attempt may take before it counts as failed. */
   webhookTimeoutMs: number;
+  /**
+   * EMAIL_MARKETING_BASE_URLS (`MAILCHIMP=http://…,KLAVIYO=…`): the base URL of a provider's API instead of its own
+   * (tests, a proxy, a sandbox). A provider with an override may be called on a private address; without one, the
+   * provider's public host is called (Mailchimp: the key's data centre).
+   */
+  emailMarketingBaseUrls: Partial<Record<EmailMarketingProvider, string>>;
   /** SMTP_URL (smtp:, smtps:) mail is sent through; unset: mail is only recorded (outbound_emails, `emails list`). */
   smtpUrl: string | undefined;
   /** The From header of outgoing mail. */
@@ -59,6 +68,23 @@ export interface Config {
   httpHeadersTimeoutMs: number;
   /** Time allowed to receive a whole request, body included (408 after it); at least the headers timeout. */
   httpRequestTimeoutMs: number;
+  /**
+   * DNS servers (`ip` or `ip:port`, IPv6 as `[ip]:port`) that domain verification asks for its TXT records; empty:
+   * the system's resolvers (/etc/resolv.conf).
+   */
+  dnsServers: string[];
+  /** Total time one domain-verification look-up may take before it counts as "DNS unavailable". */
+  dnsTimeoutMs: number;
+  /**
+   * Mark the OAuth consent page's cookies `Secure` (OWNER_COOKIE_SECURE). Default: on, except in development, i.e.
+   * when PUBLIC_URL is plain http on a loopback host (localhost, 127.0.0.1, [::1]).
+   */
+  ownerCookieSecure: boolean;
+  /**
+   * Base of the Telegram Bot API the bot-notification worker calls (`{telegramApiUrl}/bot<token>/sendMessage`);
+   * default https://api.telegram.org. Set by the operator (a self-hosted Bot API server, or a stand-in in tests).
+   */
+  telegramApiUrl: string;
 }
 
 export class ConfigError extends Error {}
@@ -164,8 +190,51 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookAllowPrivateTargets: bool(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS', !env.DATABASE_URL),
     webhookSecretsKey: key32(env, 'WEBHOOK_SECRETS_KEY'),
     webhookTimeoutMs: int(env, 'WEBHOOK_TIMEOUT_SECONDS', 10, 1, 60) * 1000,
+    emailMarketingBaseUrls: providerBaseUrls(env, 'EMAIL_MARKETING_BASE_URLS'),
     smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),
     mailFrom: env.MAIL_FROM || 'Merchant Developer API <no-reply@localhost>',
     ...httpTimeouts(env),
+    dnsServers: dnsServers(env, 'DNS_SERVERS'),
+    dnsTimeoutMs: int(env, 'DNS_TIMEOUT_MS', 3000, 100, 10_000),
+    ownerCookieSecure: bool(env, 'OWNER_COOKIE_SECURE', !isDevelopmentUrl(publicUrl)),
+    telegramApiUrl: telegramApiUrl(env),
   };
+}
+
+/** `EMAIL_MARKETING_BASE_URLS`: provider=url pairs (src/platform/email-marketing-providers.ts). */
+function providerBaseUrls(env: NodeJS.ProcessEnv, name: string): Partial<Record<EmailMarketingProvider, string>> {
+  try {
+    return parseProviderBaseUrls(env[name]);
+  } catch (err) {
+    throw new ConfigError(`${name}: ${(err as Error).message}`);
+  }
+}
+
+/** TELEGRAM_API_URL without trailing slashes (the worker appends `/bot<token>/sendMessage`). */
+function telegramApiUrl(env: NodeJS.ProcessEnv): string {
+  return (url(env, 'TELEGRAM_API_URL', ['http:', 'https:']) ?? 'https://api.telegram.org').replace(/\/+$/, '');
+}
+
+/** `DNS_SERVERS`: comma-separated `ip[:port]` (IPv6: `[ip]:port` or a bare address), as node:dns setServers takes. */
+function dnsServers(env: NodeJS.ProcessEnv, name: string): string[] {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return [];
+  return raw.split(',').map((entry) => {
+    const text = entry.trim();
+    const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(text);
+    const v4 = /^([0-9.]+)(?::(\d+))?$/.exec(text);
+    const [host, port] = bracketed ? [bracketed[1]!, bracketed[2]] : v4 ? [v4[1]!, v4[2]] : [text, undefined];
+    const family = isIP(host);
+    const portOk = port === undefined || (Number(port) >= 1 && Number(port) <= 65535);
+    if (family === 0 || !portOk)
+      throw new ConfigError(`${name} must be comma-separated ip[:port] addresses (IPv6 as [ip]:port), got "${text}"`);
+    if (port === undefined) return host;
+    return family === 6 ? `[${host}]:${port}` : `${host}:${port}`;
+  });
+}
+
+/** Plain http on a loopback host: a developer's machine, where a `Secure` cookie could not be set. */
+function isDevelopmentUrl(publicUrl: string): boolean {
+  const { protocol, hostname } = new URL(publicUrl);
+  return protocol === 'http:' && ['localhost', '127.0.0.1', '[::1]'].includes(hostname);
 }

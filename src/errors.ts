@@ -196,7 +196,12 @@ export const errorCatalog = {
   PREVIEW_SESSION_NOT_FOUND: {
     status: 404,
     message: 'Preview session not found.',
-    doc: 'The theme has no preview session with this id (it may have expired).',
+    doc: 'The theme has no running preview session with this id: unknown, of another theme, already stopped, or expired.',
+  },
+  THEME_NOT_PUBLISHED: {
+    status: 404,
+    message: 'The theme has no published document.',
+    doc: 'The theme has never been published, so it has no published document. Read its draft (`GET /themes/{id}/control/document/draft`) or publish it first.',
   },
   DOMAIN_NOT_FOUND: {
     status: 404,
@@ -212,6 +217,11 @@ export const errorCatalog = {
     status: 404,
     message: 'Report not found.',
     doc: 'No analytics report with this id exists in this shop.',
+  },
+  DOWNLOAD_LINK_EXPIRED: {
+    status: 410,
+    message: 'The download link has expired.',
+    doc: "An analytics report's `download_url` is valid for one hour, and only for the generation it was issued for: past its expiry, or once the report was generated again, it answers 410. Read the report again with `GET /dev/v1/analytics/reports` for a fresh link.",
   },
   SESSION_NOT_FOUND: {
     status: 404,

@@ -45,7 +45,30 @@ export type IdPrefix =
   | 'tkm'
   | 'rsl'
   | 'tier'
-  | 'rsp';
+  | 'rsp'
+  // Themes (src/domain/themes.ts): themes and their preview sessions.
+  | 'thm'
+  | 'pvs'
+  // Store settings (src/domain/store-domains.ts): additional storefront domains.
+  | 'dom'
+  // Email marketing and messaging bots (src/domain/email-marketing.ts, messaging-bots.ts).
+  | 'ems'
+  | 'bot'
+  | 'btu'
+  // Email-marketing sync (src/domain/email-marketing-sync.ts): a customer's sync to one setting's list.
+  | 'emsy'
+  // Analytics reports (src/domain/analytics-reports.ts): reports and their generations.
+  | 'rpt'
+  | 'rgen'
+  // OAuth 2.0 (src/auth/oauth-grants.ts): apps (clients), grants, codes, refresh tokens, access tokens.
+  | 'app'
+  | 'ogr'
+  | 'ocd'
+  | 'ort'
+  | 'oat'
+  // Shop owners and their consent-page sessions (src/auth/consent.ts, src/domain/owner-admin.ts).
+  | 'own'
+  | 'cs';
 
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${uuidv7().replace(/-/g, '')}`;

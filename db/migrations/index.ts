@@ -17,6 +17,14 @@ import * as m0013 from './0013_licenses';
 import * as m0014 from './0014_subscriptions';
 import * as m0015 from './0015_disputes_reviews_tickets';
 import * as m0016 from './0016_resellers';
+import * as m0020 from './0020_analytics_reports';
+import * as m0017 from './0017_themes';
+import * as m0018 from './0018_store_settings';
+import * as m0019 from './0019_marketing_bots';
+import * as m0021 from './0021_oauth';
+import * as m0022 from './0022_owner_sessions';
+import * as m0023 from './0023_bot_notifications';
+import * as m0024 from './0024_email_marketing_sync';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -35,4 +43,12 @@ export const migrations: Record<string, Migration> = {
   '0014_subscriptions': m0014,
   '0015_disputes_reviews_tickets': m0015,
   '0016_resellers': m0016,
+  '0017_themes': m0017,
+  '0018_store_settings': m0018,
+  '0019_marketing_bots': m0019,
+  '0020_analytics_reports': m0020,
+  '0021_oauth': m0021,
+  '0022_owner_sessions': m0022,
+  '0023_bot_notifications': m0023,
+  '0024_email_marketing_sync': m0024,
 };

@@ -29,23 +29,30 @@ interface LiveCredentialRow {
   status: Shop['status'];
   currency: string;
 }
-let liveByHash: ((db: Kysely<Database>, tokenHash: string) => Promise<LiveCredentialRow[]>) | undefined;
+let liveByHash: ((db: Kysely<Database>, tokenHash: string, now: Date) => Promise<LiveCredentialRow[]>) | undefined;
 
-/** The live (not revoked) credential with this hash and its shop, in one round trip. */
+/** The live (not revoked, not expired, of a live grant) credential with this hash and its shop, in one round trip. */
 export async function liveCredentialWithShopByHash(
   db: Kysely<Database>,
   tokenHash: string,
+  /** The injectable clock's time (an access token's expiry is judged by it, as it was set by it). */
+  now: Date = new Date(),
 ): Promise<CredentialWithShop | undefined> {
   // Built and compiled on the first call only (db/queries/prepared.ts): this runs on every request.
-  liveByHash ??= prepare(['tokenHash'], (db, tokenHash) =>
+  liveByHash ??= prepare(['tokenHash', 'now'], (db, tokenHash, now) =>
     db
       .selectFrom('credentials as c')
       .innerJoin('shops as s', 's.id', 'c.shop_id')
+      // An OAuth access token lives only while its grant (token family) does, and until it expires; API keys have
+      // neither (the left join finds no grant).
+      .leftJoin('oauth_grants as g', (j) => j.onRef('g.shop_id', '=', 'c.shop_id').onRef('g.id', '=', 'c.grant_id'))
       .select(['c.id', 'c.kind', 'c.scopes', 'c.shop_id', 's.plan', 's.status', 's.currency'])
       .where('c.token_hash', '=', tokenHash)
-      .where('c.revoked_at', 'is', null),
+      .where('c.revoked_at', 'is', null)
+      .where('g.revoked_at', 'is', null)
+      .where((eb) => eb.or([eb('c.expires_at', 'is', null), eb('c.expires_at', '>', now as unknown as Date)])),
   );
-  const row = (await liveByHash(db, tokenHash))[0];
+  const row = (await liveByHash(db, tokenHash, now))[0];
   if (!row) return undefined;
   return {
     credential: { id: row.id, kind: row.kind, scopes: row.scopes },

@@ -22,10 +22,12 @@ export function bearerToken(header: string | undefined): string | undefined {
 export async function authenticate(
   db: Kysely<Database>,
   authorization: string | undefined,
+  /** The injectable clock's time: an OAuth access token is refused from its expiry on. */
+  now: Date = new Date(),
 ): Promise<AuthContext | undefined> {
   const token = bearerToken(authorization);
   if (!token || !looksLikeCredential(token)) return undefined;
-  const found = await liveCredentialWithShopByHash(db, hashCredential(token));
+  const found = await liveCredentialWithShopByHash(db, hashCredential(token), now);
   if (!found) return undefined;
   stampLastUsed(db, found.credential.id);
   return found;

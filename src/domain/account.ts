@@ -2,6 +2,7 @@
 // request needs (src/auth/authenticate.ts); these two views read the rest of the account themselves.
 import { accountOfCredential } from '../../db/queries/credentials';
 import { activeGateways } from '../../db/queries/gateways';
+import { clientOfCredential } from '../../db/queries/oauth';
 import type { ReadDb } from '../../db/queries/shop-scope';
 import type { AuthContext } from '../auth/authenticate';
 import { fullAccessScope, resourceGroups } from '../auth/scopes';
@@ -31,7 +32,16 @@ export async function capabilitiesOf(db: ReadDb, auth: AuthContext) {
     writable_resources: resourceGroups(credential.scopes, 'write'),
     enabledPaymentMethods: gateways.map((g) => g.code),
     features: planFeatures[shop.plan],
-    credential: { id: credential.id, kind: credential.kind, name: more.credential.name, client: null },
+    credential: {
+      id: credential.id,
+      kind: credential.kind,
+      name: more.credential.name,
+      // An OAuth access token names the app (client) it was issued to.
+      client:
+        credential.kind === 'oauth_access_token'
+          ? ((await clientOfCredential(db, auth.shop.id, credential.id)) ?? null)
+          : null,
+    },
     plan: shop.plan,
   };
 }

@@ -59,6 +59,15 @@ import {
   seedResellerFixtures,
   type ResellerFixtures,
 } from './reseller-fixtures';
+import { seedThemeFixtures, themeFixtureProblems, themeFixtureSchema, type ThemeFixtures } from './theme-fixtures';
+import { seedStoreFixtures, storeFixtureProblems, storeFixtureSchema, type StoreFixtures } from './store-fixtures';
+import {
+  marketingFixtureProblems,
+  marketingFixtureSchema,
+  seedMarketingFixtures,
+  type MarketingFixtures,
+} from './marketing-fixtures';
+import { analyticsFixtureSchema, seedAnalyticsFixtures, type AnalyticsFixtures } from './analytics-fixtures';
 
 const decimal = { type: 'string', pattern: '^(0|[1-9][0-9]{0,11})(\\.[0-9]{1,8})?$' };
 
@@ -81,6 +90,7 @@ export const fixtureSchema = {
           price: decimal,
           currency: { type: 'string', pattern: '^[A-Z]{3}$' },
           stock: { type: 'integer', minimum: -1 },
+          quantity_warning: { type: 'integer', minimum: 0, maximum: 2147483647 },
           gateways: { type: 'array', items: { type: 'string' } },
           unlisted: { type: 'boolean' },
           description_tabs: {
@@ -283,6 +293,14 @@ export const fixtureSchema = {
     ...supportFixtureSchema,
     // Reseller tiers, the program and resellers in any state (src/domain/reseller-fixtures.ts).
     ...resellerFixtureSchema,
+    // Themes on any base, retired ones too, with their revisions (src/domain/theme-fixtures.ts).
+    ...themeFixtureSchema,
+    // Store branding, layout and additional domains (src/domain/store-fixtures.ts).
+    ...storeFixtureSchema,
+    // Email-marketing settings and Telegram bots with their users (src/domain/marketing-fixtures.ts).
+    ...marketingFixtureSchema,
+    // Analytics report definitions (src/domain/analytics-fixtures.ts).
+    ...analyticsFixtureSchema,
     // Blacklist entries (src/domain/blacklist.ts): values are normalised; a repeated entry is kept once.
     blacklist: {
       type: 'array',
@@ -309,6 +327,8 @@ export interface ProductFixture {
   price: string;
   currency?: string;
   stock?: number;
+  /** Stock at or below which `product:stock_low` is sent (src/domain/stock-warnings.ts); 0 (default): never. */
+  quantity_warning?: number;
   gateways?: string[];
   unlisted?: boolean;
   description_tabs?: { title: string; content: string }[];
@@ -383,7 +403,15 @@ export interface AffiliateApplicationFixture {
   status?: 'PENDING' | 'REJECTED';
 }
 
-export interface Fixtures extends CatalogExtrasFixtures, SupportFixtures, ResellerFixtures {
+export interface Fixtures
+  extends
+    CatalogExtrasFixtures,
+    SupportFixtures,
+    ResellerFixtures,
+    ThemeFixtures,
+    StoreFixtures,
+    MarketingFixtures,
+    AnalyticsFixtures {
   affiliate_applications?: AffiliateApplicationFixture[];
   products?: ProductFixture[];
   customers?: CustomerFixture[];
@@ -479,6 +507,9 @@ function crossChecks(f: Fixtures): string[] {
   problems.push(...licenseFixtureProblems(f));
   problems.push(...supportFixtureProblems(f));
   problems.push(...resellerFixtureProblems(f));
+  problems.push(...themeFixtureProblems(f));
+  problems.push(...storeFixtureProblems(f));
+  problems.push(...marketingFixtureProblems(f));
   return problems;
 }
 
@@ -545,7 +576,7 @@ export async function seedFixtures(
       delivery_instructions: null,
       quantity_min: 1,
       quantity_max: -1,
-      quantity_warning: 0,
+      quantity_warning: p.quantity_warning ?? 0,
       stock: p.serials ? p.serials.length : (p.stock ?? (p.type === 'SERIALS' ? 0 : -1)),
       stock_delimiter: ',',
       unlisted: p.unlisted ?? false,
@@ -749,6 +780,13 @@ export async function seedFixtures(
     systemClock,
     (message) => new FixtureError(`The fixture file is not valid: ${message}`),
   );
+  const store = await seedStoreFixtures(
+    trx,
+    shop.id,
+    fixtures,
+    new Date(),
+    (message) => new FixtureError(`The fixture file is not valid: ${message}`),
+  );
   const resellers = await seedResellerFixtures(
     trx,
     shop,
@@ -756,7 +794,16 @@ export async function seedFixtures(
     new Date(),
     (message) => new FixtureError(`The fixture file is not valid: ${message}`),
   );
-  return { ...created, ...extras, ...support, ...resellers };
+  const marketing = await seedMarketingFixtures(
+    trx,
+    shop.id,
+    fixtures,
+    new Date(),
+    (message) => new FixtureError(`The fixture file is not valid: ${message}`),
+  );
+  const reports = await seedAnalyticsFixtures(trx, shop.id, fixtures, new Date());
+  const themeSeeds = await seedThemeFixtures(trx, shop.id, fixtures, new Date());
+  return { ...created, ...extras, ...support, ...resellers, ...themeSeeds, ...marketing, ...store, ...reports };
 }
 
 /** Microseconds since the epoch -> ISO 8601 text with all six fractional digits (Date keeps only milliseconds). */

@@ -23,6 +23,7 @@ import { wholesaleColumns, wholesaleFor } from './reseller-orders';
 import { admitBuyer } from './buyers';
 import { couponDiscount, usableCoupon } from './coupons';
 import { checkLineExtras, extrasColumns, loadLineCatalog, pricingTerms, type LineExtras } from './line-extras';
+import { warnOfLowStock } from './stock-warnings';
 
 export type CreateOrderInput = components['schemas']['CreateOrderRequest'];
 
@@ -156,6 +157,7 @@ export async function createOrder(
   const view = orderView(order, items, deps.checkoutBaseUrl);
   effects.emit('order:created', view);
   effects.audit({ action: 'order.created', resourceType: 'order', resourceId: order.id });
+  await warnOfLowStock(trx, shopId, effects, lines);
   return completeIfWalletPaid(trx, order, view, effects, deps);
 }
 

@@ -7,7 +7,9 @@ import type { Database } from '../../db/tables';
 import * as products from '../../db/queries/products';
 import * as serials from '../../db/queries/serials';
 import { ApiError, NotFoundError, ValidationError } from '../errors';
+import type { Effects } from '../platform/unit-of-work';
 import { serialClaimView } from '../views/serial';
+import { warnOfLowStock } from './stock-warnings';
 
 export const maxClaimAmount = 1000;
 
@@ -18,6 +20,8 @@ export async function claimSerials(
   shopId: string,
   productId: string,
   amount: number,
+  /** Where a `product:stock_low` the claim causes is recorded (src/domain/stock-warnings.ts); the API passes it. */
+  effects?: Effects,
 ): Promise<SerialClaimView> {
   if (!Number.isInteger(amount) || amount < 1 || amount > maxClaimAmount) {
     throw new ValidationError([{ field: 'amount', message: `must be an integer from 1 to ${maxClaimAmount}` }]);
@@ -55,5 +59,6 @@ export async function claimSerials(
     throw new Error(`serial claim raced: wanted ${amount}, got ${taken.length}/${marked}`);
   const remaining = available - amount;
   await products.setProductStock(trx, shopId, product.id, remaining);
+  if (effects) await warnOfLowStock(trx, shopId, effects, [{ product: { id: product.id, stock: available } }]);
   return serialClaimView(taken, remaining);
 }

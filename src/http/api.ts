@@ -68,7 +68,7 @@ async function readBodyInto(req: Request, res: Response, operation: Context['ope
   const routed = res.locals.routedRequest as RoutedRequest;
   await readRaw(req, res);
   const media = (operation.requestBody as { content?: Record<string, { schema?: BodySchema }> } | undefined)?.content;
-  const value = await bodyValue(req, media?.['application/json']?.schema);
+  const value = await bodyValue(req, media?.['application/json']?.schema, Object.keys(media ?? {}));
   if (value !== undefined && !operation.requestBody && !(isPlainObject(value) && Object.keys(value).length === 0)) {
     throw new ValidationError([{ field: 'body', message: 'this operation takes no request body' }]);
   }
@@ -77,6 +77,9 @@ async function readBodyInto(req: Request, res: Response, operation: Context['ope
 }
 
 const writeMethods = new Set(['post', 'put', 'patch', 'delete']);
+
+/** Writes whose response carries a secret shown once (the code in approveOAuthAuthorization's redirect_url). */
+const responseHoldsSecret = new Set(['approveOAuthAuthorization']);
 
 /** Both schemes carry the credential in the same Bearer header: whichever satisfied the requirement holds it. */
 function authOf(c: Context): AuthContext | undefined {
@@ -89,7 +92,11 @@ export async function createApi(options: ApiOptions) {
   const { db, readDb, unitOfWork, services, handlers, limiter } = options;
   const idempotency =
     options.idempotency ??
-    new Idempotency(db, unitOfWork, { publicUrl: services.config.publicUrl, logger: services.logger });
+    new Idempotency(db, unitOfWork, {
+      publicUrl: services.config.publicUrl,
+      logger: services.logger,
+      secrets: services.secrets,
+    });
   const api = new OpenAPI31Backend({
     definition: loadSpec() as unknown as Document,
     apiRoot: '/dev/v1',
@@ -108,7 +115,7 @@ export async function createApi(options: ApiOptions) {
   const lookups = new WeakMap<Request, Promise<AuthContext | undefined>>();
   const lookUp = (req: Request) => {
     let p = lookups.get(req);
-    if (!p) lookups.set(req, (p = authenticate(db, req.headers.authorization)));
+    if (!p) lookups.set(req, (p = authenticate(db, req.headers.authorization, services.clock.now())));
     return p;
   };
   const securityHandler = async (_c: Context, req: Request) => (await lookUp(req)) ?? false;
@@ -210,7 +217,9 @@ export async function createApi(options: ApiOptions) {
         {
           res,
           headers: req.headers,
-          credentialId: auth?.credential.id, // public (OAuth) writes: a transaction, no replay scope
+          // Public (OAuth) writes: a transaction, no replay scope. Nor for an approval: its response is a single-use
+          // code, which a replay would hand out again after it was redeemed, so its Idempotency-Key is bypassed.
+          credentialId: responseHoldsSecret.has(operationId) ? undefined : auth?.credential.id,
           operationId,
           method,
           path: req.originalUrl.split('?')[0]!,
@@ -296,6 +305,12 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 }
 
 function send(res: Response, result: OperationResult): void {
+  if ('html' in result) {
+    res.status(result.status ?? 200);
+    if (result.headers) res.set(result.headers);
+    res.type('html').send(result.html);
+    return;
+  }
   // One renderer for every response, so an idempotent replay is byte-identical to what a first request gets.
   sendStored(res, renderResult(result));
 }

@@ -106,12 +106,37 @@ function multipartFields(headers: express.Request['headers'], bytes: Buffer): Pr
 }
 
 /**
+ * An `application/x-www-form-urlencoded` body as an object of strings. A parameter sent twice is refused (RFC 6749
+ * §3.2: request parameters must not be included more than once), so the request is never read two ways.
+ */
+function formFields(bytes: Buffer): Record<string, string> {
+  const entries: [string, string][] = [];
+  const seen = new Set<string>();
+  for (const [name, value] of new URLSearchParams(bytes.toString('utf8'))) {
+    if (seen.has(name)) {
+      throw new ValidationError([{ field: name, message: 'is sent more than once' }], 'A parameter is repeated.');
+    }
+    seen.add(name);
+    entries.push([name, value]);
+  }
+  // fromEntries defines own properties, so a field named __proto__ cannot replace the object's prototype.
+  return Object.fromEntries(entries);
+}
+
+/**
  * The body as a JSON value, or undefined when there is none. `schema` is the operation's body schema (used to
  * decide which multipart fields are JSON text).
  */
-export async function bodyValue(req: express.Request, schema: BodySchema | undefined): Promise<unknown> {
+export async function bodyValue(
+  req: express.Request,
+  schema: BodySchema | undefined,
+  accepted: readonly string[] = [],
+): Promise<unknown> {
   const type = mediaType(req.headers['content-type']);
   const bytes = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+  // Only the operations whose contract lists it (the OAuth token and revocation endpoints, where standard clients
+  // send it): every other operation answers it 415 like any other media type.
+  if (type === 'application/x-www-form-urlencoded' && accepted.includes(type)) return formFields(bytes);
   if (type === 'multipart/form-data') {
     const entries: [string, unknown][] = [];
     for (const [name, text] of await multipartFields(req.headers, bytes)) {

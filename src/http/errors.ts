@@ -4,6 +4,7 @@ import type { Response } from 'express';
 import { ApiError, ClientAbortedError, DatabaseUnavailableError } from '../errors';
 import type { Logger } from '../logger';
 import { databaseErrorAnswer } from './database-errors';
+import { sendOAuthValidationError } from './oauth-errors';
 
 const connectionErrorCodes = new Set([
   'ECONNREFUSED',
@@ -71,5 +72,6 @@ export function sendError(res: Response, err: unknown, publicUrl: string, logger
     res.end();
     return;
   }
+  if (sendOAuthValidationError(res, apiError)) return;
   res.status(apiError.status).set(apiError.headers).json(errorBody(apiError, publicUrl));
 }

@@ -61,11 +61,15 @@ export interface OperationContext<Id extends OperationId = OperationId> {
   inlineAudit?: NewAuditEntry;
 }
 
-/** `data` becomes `{ data }`; a `page` becomes `{ data, pagination }`; `raw` is sent as is (OAuth token responses). */
+/**
+ * `data` becomes `{ data }`; a `page` becomes `{ data, pagination }`; `raw` is sent as is (OAuth token responses);
+ * `html` is sent as text/html (the hosted consent page, GET /oauth/authorize; reads only: never stored for replay).
+ */
 export type OperationResult =
   | { status?: number; data: unknown; headers?: Record<string, string> }
   | { status?: number; page: Page<unknown>; headers?: Record<string, string> }
-  | { status?: number; raw: unknown; headers?: Record<string, string> };
+  | { status?: number; raw: unknown; headers?: Record<string, string> }
+  | { status?: number; html: string; headers?: Record<string, string> };
 
 export type OperationHandler<Id extends OperationId = OperationId> = (
   ctx: OperationContext<Id>,

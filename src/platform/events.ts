@@ -8,6 +8,8 @@ import type { ShopRow } from '../../db/queries/shop-scope';
 import { insertEvent } from '../../db/queries/events';
 import { endpointsSubscribedTo } from '../../db/queries/webhook-endpoints';
 import { insertAttempts, insertDeliveries } from '../../db/queries/webhook-deliveries';
+import { queueBotNotifications } from '../domain/bot-notifications';
+import { emailMarketingOnEvent } from '../domain/email-marketing-sync';
 import { newId } from '../ids';
 import type { Clock } from './clock';
 import { systemClock } from './clock';
@@ -41,8 +43,12 @@ export async function emitEvent(
     data: JSON.stringify(data),
     created_at: now,
   });
+  // Email-marketing sync: a new customer is queued for the shop's lists in this same transaction.
+  await emailMarketingOnEvent(trx, shopId, type, data, now);
   const endpoints = options.endpoint ? [options.endpoint] : await endpointsSubscribedTo(trx, shopId, type);
   const attemptIds = await queueDeliveries(trx, shopId, event, endpoints, now);
+  // Telegram messages to the shop's bot users whose switch for this event is on (not for a test event).
+  if (!options.endpoint) await queueBotNotifications(trx, shopId, event, data);
   return { event, attemptIds };
 }
 

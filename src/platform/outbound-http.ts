@@ -12,7 +12,7 @@ import ipaddr from 'ipaddr.js';
 
 export interface OutboundRequest {
   url: string;
-  method?: 'POST';
+  method?: 'POST' | 'PUT';
   headers: Record<string, string>;
   body: string;
 }

@@ -2,19 +2,21 @@
 // path parameters and the error code stay internal, the contract shows the resource and the status.
 import type { AuditEntryRow } from '../../db/tables';
 
-const actorTypes: Readonly<Record<string, 'API_KEY' | 'OAUTH_TOKEN'>> = {
+const actorTypes: Readonly<Record<string, 'API_KEY' | 'OAUTH_TOKEN' | 'USER'>> = {
   api_key: 'API_KEY',
   oauth_access_token: 'OAUTH_TOKEN',
+  // A shop owner on the hosted consent page (src/auth/consent.ts): the entry names the owner and the session.
+  owner: 'USER',
 };
 
-/** `credentialName`: the credential's name when it has one (the page looks the names up in one query). */
+/** `credentialName`: the credential's name (or the owner's email) when it has one (looked up in one query). */
 export function auditEntryView(row: AuditEntryRow, credentialName: string | null) {
   return {
     id: row.id,
     occurred_at: row.occurred_at.toISOString(),
     actor: {
       type: actorTypes[row.credential_kind] ?? ('SYSTEM' as const),
-      id: row.credential_id,
+      id: row.credential_id ?? row.owner_id,
       name: credentialName,
     },
     operation_id: row.operation_id,
@@ -25,7 +27,7 @@ export function auditEntryView(row: AuditEntryRow, credentialName: string | null
     ip: row.ip,
     user_agent: row.user_agent,
     request_id: row.request_id,
-    // Entries of dashboard sessions (signed-in users) are not written by this API.
-    session_id: null,
+    // The consent page's sign-in session (`cs_…`) for a signed-in owner's actions; null for API requests.
+    session_id: row.session_id,
   };
 }

@@ -7,7 +7,10 @@ import type { Logger } from '../logger';
 import { systemClock, type Clock } from '../platform/clock';
 import { mailJob } from '../platform/mail';
 import { loadSecretBox } from '../platform/secret-box';
+import { analyticsReportJob } from './analytics-reports';
+import { botNotificationJob } from './bot-notifications';
 import { dynamicDeliveryJob } from './dynamic-delivery';
+import { emailMarketingSyncJob } from './email-marketing-sync';
 import { orderExpiryJob } from './order-expiry';
 import { subscriptionRenewalJob } from './subscription-renewals';
 import { webhookDeliveryJob } from './webhook-delivery';
@@ -31,10 +34,20 @@ export async function workerJobs(
     mailJob(db, { clock, logger, smtpUrl: config.smtpUrl, from: config.mailFrom }),
     orderExpiryJob(db, { clock, logger, checkoutBaseUrl: config.checkoutBaseUrl }),
     subscriptionRenewalJob(db, { clock, logger, checkoutBaseUrl: config.checkoutBaseUrl }),
+    analyticsReportJob(db, { clock, logger }),
     dynamicDeliveryJob(db, {
       clock,
       logger,
       secrets,
+      allowPrivateTargets: config.webhookAllowPrivateTargets,
+      timeoutMs: config.webhookTimeoutMs,
+    }),
+    botNotificationJob(db, { clock, logger, secrets, apiUrl: config.telegramApiUrl }),
+    emailMarketingSyncJob(db, {
+      clock,
+      logger,
+      secrets,
+      baseUrls: config.emailMarketingBaseUrls,
       allowPrivateTargets: config.webhookAllowPrivateTargets,
       timeoutMs: config.webhookTimeoutMs,
     }),

@@ -110,14 +110,34 @@ describe.each(rows.map((r) => [`${r.method} ${r.path}`, r] as const))('%s', (_na
 // Operations the contract adds beyond the specification's list (decided here, so not in operations.tsv): each is
 // checked the same way, from its own operation table entry (src/generated/operations.ts).
 const listed = new Set(rows.map((r) => `${r.method.toUpperCase()} ${r.path}`));
-const added = Object.entries(operations)
+const addedAll = Object.entries(operations)
   .filter(([, o]) => !listed.has(`${o.method.toUpperCase()} ${o.path}`))
   .map(([operationId, o]) => ({ operationId, method: o.method.toUpperCase(), path: o.path, scope: o.scopes[0]! }));
 
+// OAuth 2.0 endpoints a standard client needs (issue 13): token revocation (RFC 7009) and the authorization-server
+// metadata (RFC 8414). Public (`security: []`): the client authenticates itself in the body or with HTTP Basic.
+const addedPublic = ['getOAuthServerMetadata', 'revokeOAuthToken'];
+
 test('the operations added beyond operations.tsv are exactly the known ones', () => {
-  expect(added.map((a) => a.operationId).sort()).toEqual(['createWebhook', 'getEvent', 'listEvents', 'updateWebhook']);
+  expect(addedAll.map((a) => a.operationId).sort()).toEqual([
+    'createWebhook',
+    'getEvent',
+    'getOAuthServerMetadata',
+    'listEvents',
+    'revokeOAuthToken',
+    'updateWebhook',
+  ]);
 });
 
+test.each(addedPublic)('%s (added) is public, implemented, and declares 501', (operationId) => {
+  const a = addedAll.find((x) => x.operationId === operationId)!;
+  const op = opOf(a.method, a.path);
+  expect(op.security).toEqual([]);
+  expect(op.responses['501']).toBeDefined();
+  expect((handlers as Record<string, unknown>)[operationId]).not.toBe(notImplemented);
+});
+
+const added = addedAll.filter((a) => !addedPublic.includes(a.operationId));
 describe.each(added.map((a) => [`${a.method} ${a.path} (${a.operationId}, added)`, a] as const))('%s', (_name, a) => {
   const op = opOf(a.method, a.path);
   const send = (credential?: string, withBody = true) => {

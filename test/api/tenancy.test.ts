@@ -79,14 +79,7 @@ const operationBodies: Readonly<Record<string, unknown>> = {
  * issue builds one of these, it seeds the kind in test/helpers/two-shops.ts and removes its line here; an
  * implemented operation walked with a placeholder makes this file fail.
  */
-const placeholderIds: Readonly<Record<string, string>> = {
-  theme: 'thm_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f',
-  previewSession: 'pvs_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f',
-  domain: 'dom_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f',
-  messagingBot: 'bot_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f',
-  report: 'rep_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f',
-  dashboardSession: 'sess_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f',
-};
+const placeholderIds: Readonly<Record<string, string>> = {};
 
 type OperationId = keyof typeof operations;
 
@@ -637,11 +630,32 @@ const unscopedByDesign: Readonly<Record<string, Readonly<Record<string, string>>
   'subscriptions.ts': {
     subscriptionsDueForUpdate: 'the renewal job serves every shop: it claims due subscriptions across shops',
   },
+  'analytics.ts': {
+    claimDueGenerations: 'the report worker serves every shop: it claims queued generations across shops',
+  },
   'payment-attempts.ts': {
     attemptBySession: 'a gateway addresses its session by the session id alone; the row then names its shop',
   },
+  'store-domains.ts': {
+    domainVerifiedByAnotherShop:
+      'a VERIFIED hostname serves one shop: whether another shop has verified it (a yes/no, no row of it)',
+  },
+  'oauth.ts': {
+    liveGrantsOfClient: "admin (CLI): revoking an app revokes its grants in every shop (with a shop, it is inShop()'s)",
+    codeByHashForUpdate: 'the token endpoint: the presented code decides the shop; the row then names it',
+    refreshTokenByHashForUpdate: 'the token endpoint: the presented refresh token decides the shop; the row names it',
+    accessTokenByHash: 'token revocation (RFC 7009): the presented token decides the shop; the row names it',
+  },
+  'owner-sessions.ts': {
+    ownerAccountByEmail: 'the consent page signs an owner in by email alone: the account then names its shop',
+    liveOwnerSessionByTokenHash: "the consent page's cookie decides the session, so there is no shop yet",
+  },
   'customers.ts': {
     customersPage: "reads the derived table customerAccounts(), whose customers rows are inShop()'s (figures added)",
+  },
+  'themes.ts': {
+    previewByTokenHash:
+      "a preview page addresses its session by the unguessable token's hash alone; the row names its shop",
   },
 };
 

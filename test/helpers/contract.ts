@@ -110,6 +110,12 @@ export function assertMatchesContract(method: string, url: string, res: Response
       if (!type.startsWith('application/json')) problems.push(`content-type is "${type}", expected application/json`);
       const validate = validatorAt([...responseRef.at, 'content', 'application/json', 'schema']);
       if (!validate(res.body)) problems.push(`body: ${ajv.errorsText(validate.errors, { separator: '; ' })}`);
+    } else if (response.content?.['text/html']?.schema) {
+      // The hosted consent page (GET /oauth/authorize): an HTML string.
+      const type = String(res.headers['content-type'] ?? '');
+      if (!type.startsWith('text/html')) problems.push(`content-type is "${type}", expected text/html`);
+      const validate = validatorAt([...responseRef.at, 'content', 'text/html', 'schema']);
+      if (!validate(res.text ?? '')) problems.push(`body: ${ajv.errorsText(validate.errors, { separator: '; ' })}`);
     } else if (res.text) {
       problems.push('the contract declares no body, but one was sent');
     }

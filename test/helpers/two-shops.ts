@@ -8,11 +8,16 @@
 //      `seedSteps` that creates the same rows in the shop it is given and returns their ids;
 //   3. remove its placeholder from `placeholderIds` in test/api/tenancy.test.ts.
 // createTwoShops() fails when a kind of `resourceKinds` gets no id, so a half-added kind cannot go unnoticed.
+import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
+import { insertAuditEntry } from '../../db/queries/audit-entries';
+import { insertOwnerAccount, insertOwnerSession } from '../../db/queries/owner-sessions';
+import { hashPassword } from '../../src/auth/passwords';
 import type { Fixtures } from '../../src/domain/fixtures';
 import { completeInvoice } from '../../src/domain/order-completion';
 import { createOrder } from '../../src/domain/orders';
 import { createWebhook } from '../../src/domain/webhooks';
+import { startPreview } from '../../src/domain/themes';
 import { newId, newUniqid } from '../../src/ids';
 import { Effects } from '../../src/platform/unit-of-work';
 import { systemClock } from '../../src/platform/clock';
@@ -72,6 +77,30 @@ export const resourceKinds = [
    * enabled program: the own-id walk reinstates it, then suspends it again (routes run in path order).
    */
   'reseller',
+  /**
+   * A live theme `Tenancy Theme` on the default base with three revisions (the draft is revision 3, the published one
+   * revision 2), so the contract's example bodies (`expected_revision: 3`, `revision: 3`) fit it.
+   */
+  'theme',
+  /** A running preview session of `theme` (revision 3): the own-id walk stops it (deletes run last). */
+  'previewSession',
+  /**
+   * A FAILED additional domain `tenancy.example.com` (the same hostname in both shops: only a VERIFIED one is
+   * unique across shops). Its verification returns it as it is, without a DNS look-up.
+   */
+  'domain',
+  /**
+   * A Telegram bot `@tenancy_bot` with one user, Telegram id `123456789` (the id of the contract's example body of
+   * PUT /telegram/bots/{botId}/users/bulk/notifications, which the walk sends).
+   */
+  'messagingBot',
+  /** A NEVER_GENERATED SALES report (CSV): the own-id walk generates it. */
+  'report',
+  /**
+   * A consent-page sign-in session (`cs_…`) of an owner account (`owner-<end of shop id>@example.com`: an owner's
+   * email is unique across shops), with its sign-in entry in the audit trail.
+   */
+  'dashboardSession',
 ] as const;
 
 export type ResourceKind = (typeof resourceKinds)[number];
@@ -295,6 +324,85 @@ const resellers: SeedStep = async (t, shopId) => {
   return { reseller: seeded.resellers[0] };
 };
 
+const messagingBots: SeedStep = async (t, shopId) => {
+  const seeded = await t.seed(shopId, {
+    email_marketing: [{ provider: 'MAILCHIMP', list_id: 'tenancy-list' }],
+    messaging_bots: [{ username: 'tenancy_bot', users: [{ telegram_user_id: '123456789' }] }],
+  });
+  return { messagingBot: seeded.messagingBots[0] };
+};
+
+const storeDomains: SeedStep = async (t, shopId) => {
+  const seeded = await t.seed(shopId, { store_domains: [{ domain: 'tenancy.example.com', status: 'FAILED' }] });
+  return { domain: seeded.storeDomains[0] };
+};
+
+const analyticsReports: SeedStep = async (t, shopId) => {
+  const seeded = await t.seed(shopId, { analytics_reports: [{ name: 'Tenancy sales', type: 'SALES' }] });
+  return { report: seeded.analyticsReports[0] };
+};
+
+const themes: SeedStep = async (t, shopId) => {
+  const page = (title: string) => ({ sections: [{ type: 'hero', title }] });
+  const seeded = await t.seed(shopId, {
+    themes: [
+      {
+        name: 'Tenancy Theme',
+        base: 'default',
+        revisions: [page('First'), page('Second'), page('Third')],
+        published_revision: 2,
+        live: true,
+      },
+    ],
+  });
+  const theme = seeded.themes[0]!;
+  const session = await t.db
+    .transaction()
+    .execute((trx) =>
+      startPreview(trx, shopId, theme, {}, new Effects(), { clock: systemClock, publicUrl: t.config.publicUrl }),
+    );
+  return { theme, previewSession: session.id };
+};
+
+const ownerSessions: SeedStep = async (t, shopId) => {
+  const ownerId = newId('own');
+  const sessionId = newId('cs');
+  const passwordHash = await hashPassword('tenancy owner password');
+  await t.db.transaction().execute(async (trx) => {
+    await insertOwnerAccount(trx, shopId, {
+      id: ownerId,
+      email: `owner-${shopId.slice(-12)}@example.com`,
+      password_hash: passwordHash,
+    });
+    await insertOwnerSession(trx, shopId, {
+      id: sessionId,
+      owner_id: ownerId,
+      token_hash: randomBytes(32).toString('hex'),
+      ip: '203.0.113.7',
+      user_agent: 'Tenancy/1.0',
+      expires_at: new Date(Date.now() + 3600_000),
+    });
+    await insertAuditEntry(trx, shopId, {
+      id: newId('aud'),
+      credential_id: null,
+      credential_kind: 'owner',
+      owner_id: ownerId,
+      session_id: sessionId,
+      operation_id: null,
+      method: 'POST',
+      path: '/oauth/sign-in',
+      action: 'oauth.sign_in',
+      resource_type: 'owner_session',
+      resource_id: sessionId,
+      status: 303,
+      ip: '203.0.113.7',
+      user_agent: 'Tenancy/1.0',
+      request_id: 'tenancy-sign-in',
+    });
+  });
+  return { dashboardSession: sessionId };
+};
+
 /** Run in order for each shop. Append steps for new resource kinds (see the top of this file). */
 export const seedSteps: readonly SeedStep[] = [
   catalogAndCustomers,
@@ -304,6 +412,11 @@ export const seedSteps: readonly SeedStep[] = [
   subscriptions,
   licenses,
   resellers,
+  themes,
+  storeDomains,
+  messagingBots,
+  analyticsReports,
+  ownerSessions,
 ];
 
 async function tenantShop(t: TestApp, label: 'A' | 'B'): Promise<TenantShop> {

@@ -223,6 +223,12 @@ test('an empty file writes nothing and says so', async () => {
     disputes: [],
     resellerTiers: [],
     resellers: [],
+    themes: [],
+    storeDomains: [],
+    analyticsReports: [],
+    emailMarketingSettings: [],
+    messagingBots: [],
+    messagingBotUsers: [],
   });
 });
 
