@@ -106,7 +106,7 @@ export async function createApp(options: AppOptions): Promise<express.Express> {
   });
   app.use(docsRouter());
   app.use(checkoutRouter({ db, unitOfWork, services: { config, logger, cursors, clock, secrets } }));
-  app.use(await consentRouter({ db, unitOfWork, services: { config, logger, clock } }));
+  app.use(await consentRouter({ db, unitOfWork, services: { config, logger, clock }, limiter }));
   app.use(themePreviewRouter({ db, services: { clock, logger } }));
   app.use(analyticsDownloadRouter({ db, clock }));
 

@@ -6,6 +6,8 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../db/tables';
 import type { Services } from '../http/handler';
 import type { UnitOfWork } from '../platform/unit-of-work';
+import { ApiError } from '../errors';
+import type { RateLimiter } from '../http/rate-limit';
 import { messagePage } from './consent-pages';
 import {
   authorizationParams,
@@ -28,6 +30,8 @@ export interface ConsentRouterDeps {
   db: Kysely<Database>;
   unitOfWork: UnitOfWork;
   services: Pick<Services, 'config' | 'logger' | 'clock'>;
+  /** The per-IP limit of unauthenticated requests, counted for every form post (sign-in attempts above all). */
+  limiter?: Pick<RateLimiter, 'anonymous'>;
 }
 
 function sendPage(res: Response, status: number, html: string): void {
@@ -62,9 +66,14 @@ export async function consentRouter(deps: ConsentRouterDeps): Promise<Router> {
     (fn: (req: Request, res: Response) => Promise<void>): RequestHandler =>
     async (req, res) => {
       try {
+        await deps.limiter?.anonymous(req, res);
         await fn(req, res);
       } catch (err) {
         if (err instanceof ConsentRefusal) return sendPage(res, err.status, messagePage(err.title, err.message));
+        if (err instanceof ApiError && err.code === 'RATE_LIMITED') {
+          res.set('Retry-After', err.headers?.['Retry-After'] ?? '60');
+          return sendPage(res, 429, messagePage('Too many requests', 'Wait a minute, then try again.'));
+        }
         // Never the form: it holds a password.
         services.logger.error('consent page failed', {
           request_id: res.locals.requestId,
@@ -115,8 +124,8 @@ export async function consentRouter(deps: ConsentRouterDeps): Promise<Router> {
         { cookie: req.headers.cookie, form: bodyOf(req) },
         origin(req, res),
       );
-      // 302 like the page's own redirects: the redirect URI receives a GET (RFC 6749 §4.1.2).
-      res.status(302).set(pageSecurityHeaders).set('Location', location).end();
+      // 303 after a form POST (RFC 9700 §4.12): the redirect URI receives a GET, never the form (CSRF token and all).
+      res.status(303).set(pageSecurityHeaders).set('Location', location).end();
     }),
   );
 

@@ -40,6 +40,7 @@ import {
   type AuthorizationCheck,
 } from './oauth-grants';
 import { verifyDecoy, verifyPassword } from './passwords';
+import { ipKeyGenerator } from 'express-rate-limit';
 
 export const sessionCookieName = 'mdapi_owner_session';
 export const csrfCookieName = 'mdapi_consent_csrf';
@@ -357,7 +358,8 @@ export async function signIn(
   origin: FormOrigin,
 ): Promise<SignInResult> {
   const email = input.email.trim().toLowerCase();
-  const ip = origin.ip ?? 'unknown';
+  // IPv6 counted per /56 (as the API's own limiter does), so a host cannot spray from a fresh address each time.
+  const ip = ipKeyGenerator(origin.ip ?? 'unknown');
   const since = new Date(origin.now.getTime() - signInWindowMs);
   return deps.unitOfWork.run(writeOrigin(origin, 'consent:sign-in'), async (trx) => {
     await lockSignInAttempts(trx, ip, email);
@@ -473,7 +475,7 @@ export async function decide(
       sessionId: session.id,
       resourceType: 'oauth_client',
       resourceId: check.client.id,
-      status: 302,
+      status: 303,
       path: '/oauth/consent',
     };
     if (decision === 'deny') {

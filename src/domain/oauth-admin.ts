@@ -100,20 +100,17 @@ export async function listApps(db: Kysely<Database>) {
 /** `app revoke`: the app stops working everywhere: its client authentication and every grant in every shop. */
 export async function revokeApp(db: Kysely<Database>, clientId: string) {
   const now = systemClock.now();
-  const grants = await liveGrantsOfClient(db, clientId, undefined);
-  const revoked = await db.transaction().execute(async (trx) => {
-    const row = await revokeClientRow(trx, clientId, now);
-    if (!row) return undefined;
-    return row;
-  });
+  const revoked = await db.transaction().execute(async (trx) => revokeClientRow(trx, clientId, now));
   if (!revoked) throw new AdminError(`No live app with client id ${clientId}`);
+  // Listed once the revocation has committed: from then on the client cannot authenticate, so no grant can be
+  // approved or exchanged after this list (one listed before would miss a code redeemed in between).
+  const grants = await liveGrantsOfClient(db, clientId, undefined);
   // Each shop's grants in that shop's own unit of work, so each shop's audit trail records it.
   for (const g of grants) {
     await operatorWrite(db, g.shop_id, 'cli:app revoke', (trx) =>
       revokeGrantFamily(trx, g.shop_id, g.id, 'app_revoked', now),
     );
   }
-  // A grant approved while the above ran: the app is revoked already, so it cannot have obtained tokens.
   return { ...clientView(revoked), grants_revoked: grants.length };
 }
 

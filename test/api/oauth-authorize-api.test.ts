@@ -47,6 +47,7 @@ describe('approval', () => {
       code_challenge_method: 'S256',
     });
     expect(res.status).toBe(200);
+    expect(res.headers['cache-control']).toBe('no-store');
     const url = new URL(res.body.data.redirect_url);
     expect(`${url.origin}${url.pathname}`).toBe(redirectUri);
     expect(url.searchParams.get('state')).toBe('xyz 123&=');

@@ -430,6 +430,29 @@ describe('sign-in', () => {
     expect((await signedIn(shop)).cookies.has('mdapi_owner_session')).toBe(true);
   });
 
+  test('IPv6: failures from many addresses of one /56 count together (no spraying from fresh addresses)', async () => {
+    // Each guess from another address of 2001:db8:77:aa00::/56 (the /56 of one customer line).
+    for (let i = 0; i < 20; i++) {
+      const browser = new Browser(`2001:db8:77:aa${(i % 16).toString(16)}${i % 10}::${i + 1}`);
+      const fields = formFields((await browser.get(request1())).text, 'sign-in');
+      const res = await browser.post('/oauth/sign-in', {
+        ...fields,
+        email: `spray${i}@example.com`,
+        password: 'guess',
+      });
+      expect(res.status).toBe(401);
+    }
+    const next = new Browser('2001:db8:77:aaff::beef');
+    const fields = formFields((await next.get(request1())).text, 'sign-in');
+    const before = await counts();
+    const refused = await next.post('/oauth/sign-in', { ...fields, email: shop.email, password });
+    expect(refused.status).toBe(429);
+    expect(next.cookies.has('mdapi_owner_session')).toBe(false);
+    expect(await counts()).toEqual(before);
+    // Another /56 is not affected.
+    expect((await signedIn(shop, new Browser('2001:db8:77:ab00::1'))).cookies.has('mdapi_owner_session')).toBe(true);
+  });
+
   pgOnly(
     '10 wrong passwords at once for one account: exactly 5 are checked, the rest refused by the limit',
     async () => {
@@ -479,12 +502,12 @@ describe('approve and deny', () => {
     expect(await counts()).toEqual(before);
   });
 
-  test('approve: 302 to the exact registered URI with a code and the state; a grant of the session', async () => {
+  test('approve: 303 to the exact registered URI with a code and the state; a grant of the session', async () => {
     const browser = await signedIn();
     const page = await browser.get(request1({ redirect_uri: 'https://app.example.com/other' }));
     const before = await counts();
     const res = await browser.post('/oauth/consent', { ...formFields(page.text, 'approve') });
-    expect(res.status).toBe(302);
+    expect(res.status).toBe(303);
     const to = new URL(res.headers.location!);
     expect(`${to.origin}${to.pathname}`).toBe('https://app.example.com/other');
     expect([...to.searchParams.keys()].sort()).toEqual(['code', 'state']);
@@ -534,7 +557,7 @@ describe('approve and deny', () => {
     const fields = formFields((await browser.get(request1())).text, 'approve');
     const before = await counts();
     const widened = await browser.post('/oauth/consent', { ...fields, scope: 'orders.read orders.write' });
-    expect(widened.status).toBe(302);
+    expect(widened.status).toBe(303);
     expect(new URL(widened.headers.location!).searchParams.get('error')).toBe('invalid_scope');
     const swapped = await browser.post('/oauth/consent', { ...fields, redirect_uri: 'https://evil.example.com/cb' });
     expect(swapped.status).toBe(400);
@@ -544,12 +567,12 @@ describe('approve and deny', () => {
     expect(await counts()).toEqual(before);
   });
 
-  test('deny: 302 with error=access_denied and the state; no grant', async () => {
+  test('deny: 303 with error=access_denied and the state; no grant', async () => {
     const browser = await signedIn();
     const page = await browser.get(request1());
     const before = await counts();
     const res = await browser.post('/oauth/consent', formFields(page.text, 'deny'));
-    expect(res.status).toBe(302);
+    expect(res.status).toBe(303);
     const to = new URL(res.headers.location!);
     expect(`${to.origin}${to.pathname}`).toBe(redirectUri);
     expect(to.searchParams.get('error')).toBe('access_denied');
@@ -624,8 +647,8 @@ describe('sign-out and the session trail', () => {
     const entries = trail.body.data.entries as Record<string, unknown>[];
     expect(entries.map((e) => [e.action, e.status, e.resource_type, e.resource_id])).toEqual([
       ['oauth.sign_in', 303, 'owner_session', session.id],
-      ['oauth.approve', 302, 'oauth_client', client.id],
-      ['oauth.deny', 302, 'oauth_client', client.id],
+      ['oauth.approve', 303, 'oauth_client', client.id],
+      ['oauth.deny', 303, 'oauth_client', client.id],
       ['oauth.sign_out', 303, 'owner_session', session.id],
     ]);
     for (const e of entries) {
