@@ -1,11 +1,13 @@
 // The admin command line: `npm run -s cli -- <command> [options] [--json]`.
 // With --json exactly one JSON document is printed on stdout (also for errors, as { "error": { "message" } }).
+// runCli is the whole program minus the process: tests run it in-process on their open database (one spawn costs
+// seconds: tsx, then the database opened and migrated); the entry at the bottom only wires the process to it.
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { openDatabase, DatabaseBusyError, type DatabaseHandle } from '../db/database';
 import { migrateToLatest } from '../db/migrate';
 import { allEmails, emailsOfShop } from '../db/queries/outbound-emails';
-import { loadConfig, ConfigError } from './config';
+import { loadConfig, ConfigError, type Config } from './config';
 import { ApiError } from './errors';
 import * as admin from './domain/admin';
 import { revealDynamicSecret } from './domain/dynamic-delivery';
@@ -95,21 +97,41 @@ const usage = `Usage: npm run -s cli -- <command> [options] [--json]
 
 class UsageError extends Error {}
 
+export interface CliIo {
+  /** What the --*-stdin options read. A function is called only when one of them asks: an operator's terminal
+   * never ends its stdin, so the program must not wait for it otherwise. */
+  stdin?: string | (() => string);
+  /** The environment the CLI reads (configuration, BOT_TOKEN, OWNER_PASSWORD, EMAIL_MARKETING_API_KEY); default
+   * process.env. Domain code that loads its own configuration (statement timeout, secrets key) still reads process.env. */
+  env?: NodeJS.ProcessEnv;
+  stdout: (s: string) => void;
+  stderr: (s: string) => void;
+  /** An open database to run on, left open; without one the configured database is opened and closed again. */
+  database?: DatabaseHandle;
+}
+
+/** What a command may read besides its arguments. */
+interface Context {
+  env: NodeJS.ProcessEnv;
+  readStdin: () => string;
+  config: Config;
+}
+
 /** `bot create`'s Telegram token: stdin (--token-stdin) or BOT_TOKEN (never argv: ps shows it); none: undefined. */
-function readBotToken(values: Record<string, unknown>): string | undefined {
+function readBotToken(values: Record<string, unknown>, ctx: Context): string | undefined {
   if (values['token-stdin'] === true) {
-    const token = readFileSync(0, 'utf8').trim();
+    const token = ctx.readStdin().trim();
     if (!token) throw new UsageError('bot create: --token-stdin read no token from stdin');
     return token;
   }
-  return process.env.BOT_TOKEN ? process.env.BOT_TOKEN.trim() : undefined;
+  return ctx.env.BOT_TOKEN ? ctx.env.BOT_TOKEN.trim() : undefined;
 }
 
 /** `owner create`'s password: stdin (--password-stdin), OWNER_PASSWORD, or --password (visible in ps). */
-function readOwnerPassword(values: Record<string, unknown>): string {
+function readOwnerPassword(values: Record<string, unknown>, ctx: Context): string {
   let password: string | undefined;
-  if (values['password-stdin'] === true) password = readFileSync(0, 'utf8').replace(/\r?\n$/, '');
-  else if (process.env.OWNER_PASSWORD) password = process.env.OWNER_PASSWORD;
+  if (values['password-stdin'] === true) password = ctx.readStdin().replace(/\r?\n$/, '');
+  else if (ctx.env.OWNER_PASSWORD) password = ctx.env.OWNER_PASSWORD;
   else if (typeof values.password === 'string') password = values.password;
   if (!password)
     throw new UsageError('owner create: give the password on stdin with --password-stdin (or OWNER_PASSWORD)');
@@ -135,7 +157,11 @@ function table(headers: string[], rows: string[][]): string {
   return [line(headers), ...rows.map(line)].join('\n');
 }
 
-async function run(argv: string[], database: () => Promise<DatabaseHandle>): Promise<Output> {
+async function run(
+  argv: string[],
+  ctx: Context,
+  database: () => Promise<{ handle: DatabaseHandle; release: () => Promise<void> }>,
+): Promise<Output> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -254,14 +280,14 @@ async function run(argv: string[], database: () => Promise<DatabaseHandle>): Pro
     }
   }
   const scopes = command === 'key create' ? admin.parseScopes(required(values, 'scopes')) : [];
-  const ownerPassword = command === 'owner create' ? readOwnerPassword(values) : '';
-  const botToken = command === 'bot create' ? readBotToken(values) : undefined;
+  const ownerPassword = command === 'owner create' ? readOwnerPassword(values, ctx) : '';
+  const botToken = command === 'bot create' ? readBotToken(values, ctx) : undefined;
   const emailMarketingKey =
     command === 'email-marketing set'
-      ? marketingAdmin.emailMarketingApiKeyFrom(values['api-key-stdin'] === true)
+      ? marketingAdmin.emailMarketingApiKeyFrom(values['api-key-stdin'] === true, ctx.env, ctx.readStdin)
       : undefined;
 
-  const handle = await database();
+  const { handle, release } = await database();
   const { db } = handle;
   try {
     await migrateToLatest(db);
@@ -340,7 +366,7 @@ async function run(argv: string[], database: () => Promise<DatabaseHandle>): Pro
         };
       }
       case 'webhook create': {
-        const endpoint = await admin.createWebhookEndpoint(db, loadConfig(), {
+        const endpoint = await admin.createWebhookEndpoint(db, ctx.config, {
           shopId: required(values, 'shop'),
           url: required(values, 'url'),
           events: (values.events ?? '*')
@@ -355,7 +381,7 @@ async function run(argv: string[], database: () => Promise<DatabaseHandle>): Pro
         };
       }
       case 'dynamic-secret': {
-        const r = await revealDynamicSecret(db, loadConfig().webhookSecretsKey, required(values, 'shop'));
+        const r = await revealDynamicSecret(db, ctx.config.webhookSecretsKey, required(values, 'shop'));
         return { json: r, text: `Dynamic-delivery signing secret of ${r.shop_id}: ${r.secret}` };
       }
       case 'gateway set': {
@@ -635,7 +661,7 @@ async function run(argv: string[], database: () => Promise<DatabaseHandle>): Pro
         };
       }
       default: {
-        const demo = await admin.createDemo(db, { checkoutBaseUrl: loadConfig().checkoutBaseUrl });
+        const demo = await admin.createDemo(db, { checkoutBaseUrl: ctx.config.checkoutBaseUrl });
         return {
           json: demo,
           text: `Demo shop ${demo.shop_id}\nFull-access key (shown only now): ${demo.key}\nPending order to pay: ${demo.checkout_url}`,
@@ -643,17 +669,26 @@ async function run(argv: string[], database: () => Promise<DatabaseHandle>): Pro
       }
     }
   } finally {
-    await handle.close();
+    await release();
   }
 }
 
-async function main(): Promise<void> {
-  const argv = process.argv.slice(2);
+/** The CLI on argv (without node and the script): what it prints goes to io, its exit code is returned. */
+export async function runCli(argv: string[], io: CliIo): Promise<number> {
   const json = argv.includes('--json');
+  const env = io.env ?? process.env;
+  const stdin = io.stdin;
   try {
-    const config = loadConfig();
-    const out = await run(argv, () => openDatabase(config));
-    console.log(json ? JSON.stringify(out.json) : out.text);
+    const config = loadConfig(env);
+    const ctx: Context = { env, readStdin: typeof stdin === 'function' ? stdin : () => stdin ?? '', config };
+    const given = io.database;
+    const out = await run(argv, ctx, async () => {
+      if (given) return { handle: given, release: async () => undefined };
+      const handle = await openDatabase(config);
+      return { handle, release: () => handle.close() };
+    });
+    io.stdout(`${json ? JSON.stringify(out.json) : out.text}\n`);
+    return 0;
   } catch (err) {
     const known =
       err instanceof UsageError ||
@@ -664,10 +699,19 @@ async function main(): Promise<void> {
       err instanceof ApiError ||
       (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
     const message = known ? (err as Error).message : `Unexpected failure: ${(err as Error).message}`;
-    if (json) console.log(JSON.stringify({ error: { message } }));
-    else console.error(`${message}${err instanceof UsageError ? `\n\n${usage}` : ''}`);
-    process.exitCode = err instanceof UsageError ? 2 : 1;
+    if (json) io.stdout(`${JSON.stringify({ error: { message } })}\n`);
+    else io.stderr(`${message}${err instanceof UsageError ? `\n\n${usage}` : ''}\n`);
+    return err instanceof UsageError ? 2 : 1;
   }
 }
 
-void main();
+// Run as a program (not imported): stdin is read only if a command asks for it (see CliIo.stdin).
+if (require.main === module) {
+  void runCli(process.argv.slice(2), {
+    stdin: () => readFileSync(0, 'utf8'),
+    stdout: (s) => process.stdout.write(s),
+    stderr: (s) => process.stderr.write(s),
+  }).then((code) => {
+    process.exitCode = code;
+  });
+}

@@ -1,105 +1,79 @@
 // `cli bot create` with a token, as an operator runs it: from stdin (--token-stdin) or BOT_TOKEN, never from the
-// command line. The token is stored sealed (it opens to the same token with the bot's context), never printed, and
-// a malformed one is refused without being echoed and writes nothing.
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { openEmbedded, openPostgres, type DatabaseHandle } from '../../db/database';
+// command line (in-process through test/helpers/cli.ts on this file's database; test/api/cli.test.ts pipes a token
+// to the real program). The token is stored sealed (it opens to the same token with the bot's context), never
+// printed, and a malformed one is refused without being echoed and writes nothing.
+import type { DatabaseHandle } from '../../db/database';
 import { botTokenContext } from '../../src/domain/bot-notifications';
 import { loadSecretBox } from '../../src/platform/secret-box';
-import { createTestDatabase, withAdminClient, type TestDatabase } from '../helpers/test-database';
+import { inProcessCli, type Cli } from '../helpers/cli';
+import { createTestDatabase, type TestDatabase } from '../helpers/test-database';
 
-// Every command is a process of its own (tsx, then the database opened and migrated): seconds each.
-jest.setTimeout(600_000);
-
-const root = join(__dirname, '..', '..');
-const tsx = join(root, 'node_modules', '.bin', 'tsx');
 const TOKEN = '7123456789:AAFk3vQ9xLmN2pR5sT8uW1yZ4bC7dE0fG3h';
 const TOKEN_ENV = '7123456790:AAGq8wE4rT6yU2iO0pA3sD5fG7hJ9kL1zX4';
 
-let dir: string;
-let pgDatabase: TestDatabase | undefined;
-let env: NodeJS.ProcessEnv;
+let database: TestDatabase;
+let cli: Cli;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'mdapi-bot-cli-'));
-  const base = { ...process.env, BOT_TOKEN: '' };
-  if (process.env.DATABASE_URL) {
-    pgDatabase = await createTestDatabase();
-    await pgDatabase.db.destroy();
-    env = { ...base, DATABASE_URL: pgDatabase.url };
-  } else {
-    env = { ...base, DATABASE_URL: '', DATA_DIR: join(dir, 'pglite') };
-  }
+  database = await createTestDatabase();
+  cli = inProcessCli(database, { ...process.env, BOT_TOKEN: '' });
 });
 afterAll(async () => {
-  if (pgDatabase?.url) {
-    const name = new URL(pgDatabase.url).pathname.slice(1);
-    await withAdminClient(process.env.DATABASE_URL!, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
-  }
-  rmSync(dir, { recursive: true, force: true });
+  await database?.close();
 });
 
-async function cli(
-  args: string[],
-  options: { stdin?: string; env?: NodeJS.ProcessEnv } = {},
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(tsx, [join(root, 'src', 'cli.ts'), ...args, '--json'], {
-      env: { ...env, ...options.env },
-      cwd: root,
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += String(c)));
-    child.stderr.on('data', (c: Buffer) => (stderr += String(c)));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-    child.stdin.end(options.stdin ?? '');
-  });
-}
-
 async function withDb<T>(fn: (handle: DatabaseHandle) => Promise<T>): Promise<T> {
-  const handle = env.DATABASE_URL ? openPostgres(env.DATABASE_URL) : await openEmbedded(env.DATA_DIR!);
-  try {
-    return await fn(handle);
-  } finally {
-    await handle.close();
-  }
+  return fn(database);
 }
 
 test('bot create reads the token from stdin or BOT_TOKEN, stores it sealed and never prints it', async () => {
-  const shop = await cli(['shop', 'create', '--name', 'Bot CLI Shop']);
+  const shop = await cli('shop', 'create', '--name', 'Bot CLI Shop');
   expect(shop.code).toBe(0);
   const shopId = (JSON.parse(shop.stdout) as { id: string }).id;
 
-  const fromStdin = await cli(['bot', 'create', '--shop', shopId, '--username', 'stdin_alerts_bot', '--token-stdin'], {
-    stdin: `${TOKEN}\n`,
-  });
+  const fromStdin = await cli.with({ stdin: `${TOKEN}\n` })(
+    'bot',
+    'create',
+    '--shop',
+    shopId,
+    '--username',
+    'stdin_alerts_bot',
+    '--token-stdin',
+  );
   expect(fromStdin.code).toBe(0);
   const bot1 = JSON.parse(fromStdin.stdout) as { id: string; has_token: boolean };
   expect(bot1.has_token).toBe(true);
 
-  const fromEnv = await cli(['bot', 'create', '--shop', shopId, '--username', 'env_alerts_bot'], {
-    env: { BOT_TOKEN: TOKEN_ENV },
-  });
+  const fromEnv = await cli.with({ env: { BOT_TOKEN: TOKEN_ENV } })(
+    'bot',
+    'create',
+    '--shop',
+    shopId,
+    '--username',
+    'env_alerts_bot',
+  );
   expect(fromEnv.code).toBe(0);
   const bot2 = JSON.parse(fromEnv.stdout) as { id: string; has_token: boolean };
   expect(bot2.has_token).toBe(true);
 
-  const none = await cli(['bot', 'create', '--shop', shopId, '--username', 'plain_alerts_bot']);
+  const none = await cli('bot', 'create', '--shop', shopId, '--username', 'plain_alerts_bot');
   expect(none.code).toBe(0);
   expect((JSON.parse(none.stdout) as { has_token: boolean }).has_token).toBe(false);
 
   // Refused: a malformed token (not echoed), and --token-stdin with nothing on stdin. Nothing written.
-  const bad = await cli(['bot', 'create', '--shop', shopId, '--username', 'bad_alerts_bot', '--token-stdin'], {
-    stdin: 'hunter2-secret-value',
-  });
+  const bad = await cli.with({ stdin: 'hunter2-secret-value' })(
+    'bot',
+    'create',
+    '--shop',
+    shopId,
+    '--username',
+    'bad_alerts_bot',
+    '--token-stdin',
+  );
   expect(bad.code).toBe(1);
   expect(bad.stdout + bad.stderr).toMatch(/--token-stdin \(or BOT_TOKEN\) must be a Telegram bot token/);
   expect(bad.stdout + bad.stderr).not.toContain('hunter2-secret-value');
-  const empty = await cli(['bot', 'create', '--shop', shopId, '--username', 'empty_alerts_bot', '--token-stdin']);
+  const empty = await cli('bot', 'create', '--shop', shopId, '--username', 'empty_alerts_bot', '--token-stdin');
   expect(empty.code).toBe(2);
 
   for (const out of [fromStdin, fromEnv, none, bad, empty]) {

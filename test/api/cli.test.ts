@@ -1,76 +1,42 @@
-// The admin CLI end to end, as an operator runs it (`npm run -s cli -- … --json`), against the same kind of
-// database the suite runs on: shop and key round trip, seed with a bad file, and the embedded database's lock.
-import { execFile } from 'node:child_process';
+// The admin CLI end to end, as an operator runs it (`npm run -s cli -- … --json`): shop and key round trip, seed
+// with a bad file, demo and orders, webhooks, gateways. The commands run in-process (runCli, test/helpers/cli.ts)
+// on this file's database, which the app then serves; the last tests run the real program (`tsx src/cli.ts`) to
+// prove its entry: argv, stdin, stdout/stderr, exit codes, and the embedded database's lock.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { loadConfig } from '../../src/config';
 import { createApp } from '../../src/app';
-import { openEmbedded, openPostgres, type DatabaseHandle } from '../../db/database';
+import { openEmbedded, type DatabaseHandle } from '../../db/database';
 import { migrateToLatest } from '../../db/migrate';
+import { botTokenContext } from '../../src/domain/bot-notifications';
+import { loadSecretBox } from '../../src/platform/secret-box';
+import { inProcessCli, processCli, type Cli } from '../helpers/cli';
 import { contractClient, bearer, memoryLogger } from '../helpers/test-app';
-import { createTestDatabase, withAdminClient, type TestDatabase } from '../helpers/test-database';
-
-// Every command is a process of its own (tsx, then the database opened and migrated): seconds each, more on a
-// loaded machine, so the tests get minutes rather than jest's default.
-jest.setTimeout(240_000);
-
-const run = promisify(execFile);
-const root = join(__dirname, '..', '..');
-const tsx = join(root, 'node_modules', '.bin', 'tsx');
+import { createTestDatabase, type TestDatabase } from '../helpers/test-database';
 
 let dir: string;
-let pgDatabase: TestDatabase | undefined;
-let env: NodeJS.ProcessEnv;
+let database: TestDatabase;
+let cli: Cli;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'mdapi-cli-'));
-  if (process.env.DATABASE_URL) {
-    pgDatabase = await createTestDatabase();
-    await pgDatabase.db.destroy(); // the CLI and the app below open their own connections
-    env = { ...process.env, DATABASE_URL: pgDatabase.url };
-  } else {
-    env = { ...process.env, DATABASE_URL: '', DATA_DIR: join(dir, 'pglite') };
-  }
+  database = await createTestDatabase();
+  cli = inProcessCli(database);
 });
 afterAll(async () => {
-  if (pgDatabase?.url) {
-    const name = new URL(pgDatabase.url).pathname.slice(1);
-    await withAdminClient(process.env.DATABASE_URL!, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
-  }
+  await database?.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function cli(...args: string[]): Promise<{ code: number; json: any; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(tsx, [join(root, 'src', 'cli.ts'), ...args, '--json'], { env, cwd: root });
-    return { code: 0, json: JSON.parse(stdout), stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, json: e.stdout ? JSON.parse(e.stdout) : undefined, stderr: e.stderr };
-  }
-}
-
-async function openDb(): Promise<DatabaseHandle> {
-  const handle = env.DATABASE_URL ? openPostgres(env.DATABASE_URL) : await openEmbedded(env.DATA_DIR!);
-  await migrateToLatest(handle.db);
-  return handle;
-}
-
-/** Starts the app on the CLI's database, runs fn, and closes it again (the embedded database has one owner). */
+/** The app on the CLI's database. */
 async function withApp(fn: (http: ReturnType<typeof contractClient>) => Promise<void>): Promise<void> {
-  const handle = await openDb();
-  try {
-    const app = await createApp({
-      db: handle.db,
-      config: loadConfig({ PUBLIC_URL: 'http://api.test' }),
-      logger: memoryLogger().logger,
-    });
-    await fn(contractClient(app));
-  } finally {
-    await handle.close();
-  }
+  const app = await createApp({
+    db: database.db,
+    config: loadConfig({ PUBLIC_URL: 'http://api.test' }),
+    logger: memoryLogger().logger,
+  });
+  await fn(contractClient(app));
 }
 
 test('shop create, key create, the key works, key list, key revoke, the key stops working', async () => {
@@ -184,22 +150,7 @@ test('demo prints a full-access key that works and a pending order; order create
   expect([again.code, again.json.error.message]).toEqual([1, expect.stringMatching(/COMPLETED/)]);
   const mail = await cli('emails', 'list', '--shop', shop);
   expect(mail.json.map((m: { template: string }) => m.template).sort()).toEqual(['delivery', 'receipt']);
-}, 240_000);
-
-(process.env.DATABASE_URL ? test.skip : test)(
-  'the embedded database refuses a second process instead of corrupting it',
-  async () => {
-    const holder = await openDb();
-    try {
-      const res = await cli('shop', 'create', '--name', 'Blocked');
-      expect(res.code).toBe(1);
-      expect(res.json.error.message).toMatch(/in use by process \d+/);
-    } finally {
-      await holder.close();
-    }
-    expect((await cli('shop', 'create', '--name', 'After')).code).toBe(0);
-  },
-);
+});
 
 test('webhook create prints the secret once; the endpoint is listed without it; seed takes webhooks too', async () => {
   const shop = await cli('shop', 'create', '--name', 'Hooks');
@@ -283,4 +234,94 @@ test('gateway set and list, tax set, coupon create; the gateways show in capabil
     const caps = await http.get('/dev/v1/me/capabilities').set(bearer(key.json.key));
     expect(caps.body.data.enabledPaymentMethods).toEqual(['CRYPTO']);
   });
-}, 180_000); // seven CLI processes; the refusals are covered by test/api/gateways.test.ts
+}); // the refusals are covered by test/api/gateways.test.ts
+
+// The program itself, as child processes: each costs seconds (tsx, then the database opened and migrated), more on
+// a loaded machine, so these few get minutes. Each opens the database itself: on PostgreSQL this file's, embedded a
+// data directory of its own (this file's in-memory database is out of another process's reach).
+describe('the program (tsx src/cli.ts)', () => {
+  const minutes = 240_000;
+  const dataDir = () => join(dir, 'pglite');
+  const program = () =>
+    processCli(
+      process.env.DATABASE_URL
+        ? { ...process.env, DATABASE_URL: database.url, BOT_TOKEN: '' }
+        : { ...process.env, DATABASE_URL: '', DATA_DIR: dataDir(), BOT_TOKEN: '' },
+    );
+
+  (process.env.DATABASE_URL ? test.skip : test)(
+    'the embedded database refuses a second process instead of corrupting it',
+    async () => {
+      const holder: DatabaseHandle = await openEmbedded(dataDir());
+      try {
+        await migrateToLatest(holder.db);
+        const res = await program()('shop', 'create', '--name', 'Blocked');
+        expect(res.code).toBe(1);
+        expect(res.json.error.message).toMatch(/in use by process \d+/);
+      } finally {
+        await holder.close();
+      }
+      const after = await program()('shop', 'create', '--name', 'After');
+      expect([after.code, after.json.id]).toEqual([0, expect.stringMatching(/^shop_/)]);
+    },
+    minutes,
+  );
+
+  test(
+    'a usage error: exit code 2, the reason and the usage on stderr, nothing on stdout',
+    async () => {
+      const res = await program().with({ json: false })('frobnicate');
+      expect(res.code).toBe(2);
+      expect(res.stdout).toBe('');
+      expect(res.stderr).toMatch(/^Unknown command "frobnicate"\n\nUsage: npm run -s cli -- <command>/);
+    },
+    minutes,
+  );
+
+  /** fn on the database the program opens (the embedded one only while no child process runs). */
+  async function onProgramDatabase<T>(fn: (handle: DatabaseHandle) => Promise<T>): Promise<T> {
+    if (process.env.DATABASE_URL) return fn(database);
+    const handle = await openEmbedded(dataDir());
+    try {
+      await migrateToLatest(handle.db);
+      return await fn(handle);
+    } finally {
+      await handle.close();
+    }
+  }
+
+  test(
+    'one JSON document on stdout, and a secret read from stdin (never printed)',
+    async () => {
+      const token = '7123456791:AAHr9xF5sU7zV3jP1qB4tE6gH8iK0lM2nY5';
+      const shop = await onProgramDatabase(
+        async (handle) => (await inProcessCli(handle)('shop', 'create', '--name', 'Piped')).json.id as string,
+      );
+      const bot = await program().with({ stdin: `${token}\n` })(
+        'bot',
+        'create',
+        '--shop',
+        shop,
+        '--username',
+        'piped_alerts_bot',
+        '--token-stdin',
+      );
+      expect(bot.code).toBe(0);
+      expect(bot.stdout).toBe(`${JSON.stringify(bot.json)}\n`);
+      expect(bot.json).toMatchObject({ username: 'piped_alerts_bot', has_token: true });
+      expect(bot.stdout + bot.stderr).not.toContain(token);
+      // What arrived on stdin is the token, whole: it opens from the bot's row.
+      const stored = await onProgramDatabase(async ({ db }) => {
+        const row = await db
+          .selectFrom('messaging_bots')
+          .select('token_sealed')
+          .where('id', '=', bot.json.id)
+          .executeTakeFirstOrThrow();
+        const box = await loadSecretBox(db, undefined);
+        return box.open(Buffer.from(row.token_sealed!), botTokenContext(shop, bot.json.id));
+      });
+      expect(stored).toBe(token);
+    },
+    minutes,
+  );
+});

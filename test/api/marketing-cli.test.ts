@@ -1,74 +1,42 @@
 // `cli email-marketing set`, `cli bot create` and `cli bot user add` end to end, as an operator runs them (`npm run
-// -s cli -- … --json`), plus `cli seed` with the marketing part of a fixture file: what they write is what GET
-// /email-marketing/settings lists and what PUT /telegram/bots/{botId}/users/bulk/notifications changes; refusals
-// exit 1 (2 for a usage error) with the reason and write nothing.
-import { execFile } from 'node:child_process';
+// -s cli -- … --json`; in-process through test/helpers/cli.ts on this file's database), plus `cli seed` with the
+// marketing part of a fixture file: what they write is what GET /email-marketing/settings lists and what PUT
+// /telegram/bots/{botId}/users/bulk/notifications changes; refusals exit 1 (2 for a usage error) with the reason and
+// write nothing.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import type { Express } from 'express';
 import { sql } from 'kysely';
-import { openEmbedded, openPostgres, type DatabaseHandle } from '../../db/database';
-import { migrateToLatest } from '../../db/migrate';
+import type { DatabaseHandle } from '../../db/database';
 import { createApp } from '../../src/app';
 import { loadConfig } from '../../src/config';
+import { inProcessCli, type Cli } from '../helpers/cli';
 import { bearer, contractClient, memoryLogger } from '../helpers/test-app';
-import { createTestDatabase, withAdminClient, type TestDatabase } from '../helpers/test-database';
-
-// Every command is a process of its own (tsx, then the database opened and migrated): seconds each.
-jest.setTimeout(600_000);
-
-const run = promisify(execFile);
-const root = join(__dirname, '..', '..');
-const tsx = join(root, 'node_modules', '.bin', 'tsx');
+import { createTestDatabase, type TestDatabase } from '../helpers/test-database';
 
 let dir: string;
-let pgDatabase: TestDatabase | undefined;
-let env: NodeJS.ProcessEnv;
+let database: TestDatabase;
+let cli: Cli;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'mdapi-marketing-cli-'));
-  if (process.env.DATABASE_URL) {
-    pgDatabase = await createTestDatabase();
-    await pgDatabase.db.destroy();
-    env = { ...process.env, DATABASE_URL: pgDatabase.url };
-  } else {
-    env = { ...process.env, DATABASE_URL: '', DATA_DIR: join(dir, 'pglite') };
-  }
+  database = await createTestDatabase();
+  cli = inProcessCli(database);
 });
 afterAll(async () => {
-  if (pgDatabase?.url) {
-    const name = new URL(pgDatabase.url).pathname.slice(1);
-    await withAdminClient(process.env.DATABASE_URL!, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
-  }
+  await database?.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function cli(...args: string[]): Promise<{ code: number; json: any }> {
-  try {
-    const { stdout } = await run(tsx, [join(root, 'src', 'cli.ts'), ...args, '--json'], { env, cwd: root });
-    return { code: 0, json: JSON.parse(stdout) };
-  } catch (err) {
-    const e = err as { code: number; stdout: string };
-    return { code: e.code, json: e.stdout ? JSON.parse(e.stdout) : undefined };
-  }
-}
-
-/** Opens the CLI's database (and the app on it), runs fn, and closes it again (the embedded one has one owner). */
+/** The app on the CLI's database. */
 async function withApp(fn: (app: Express, handle: DatabaseHandle) => Promise<void>): Promise<void> {
-  const handle: DatabaseHandle = env.DATABASE_URL ? openPostgres(env.DATABASE_URL) : await openEmbedded(env.DATA_DIR!);
-  try {
-    await migrateToLatest(handle.db);
-    const app = await createApp({
-      db: handle.db,
-      config: loadConfig({ PUBLIC_URL: 'http://api.test' }),
-      logger: memoryLogger().logger,
-    });
-    await fn(app, handle);
-  } finally {
-    await handle.close();
-  }
+  const app = await createApp({
+    db: database.db,
+    config: loadConfig({ PUBLIC_URL: 'http://api.test' }),
+    logger: memoryLogger().logger,
+  });
+  await fn(app, database);
 }
 
 /** The marketing tables' rows, as text (for "a refusal wrote nothing"). */
@@ -168,8 +136,8 @@ test('email-marketing set, bot create, bot user add and seed: listed and switche
   expect(seeded.json.emailMarketingSettings).toHaveLength(1);
   expect(seeded.json.messagingBots).toHaveLength(1);
 
-  // Refusals: nothing written. (Each is a process of its own, so only a few here: the domain's refusals are tested
-  // through its functions in test/api/messaging-bots.test.ts and email-marketing.test.ts.)
+  // Refusals: nothing written. (Only a few here: the domain's refusals are tested through its functions in
+  // test/api/messaging-bots.test.ts and email-marketing.test.ts.)
   const before = await marketingRows();
   const refusals: [string[], number, string | RegExp][] = [
     [['email-marketing', 'set', '--shop', shop], 2, '--provider is required'],

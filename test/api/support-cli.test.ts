@@ -1,73 +1,40 @@
 // `cli dispute open|close`, `cli review create` and `cli ticket create` end to end, as an operator runs them
-// (`npm run -s cli -- … --json`): an order paid on the SANDBOX page is disputed and the dispute lost; a review and a
-// ticket are written and listed by the API; refusals exit 1 with the reason and write nothing.
-import { execFile } from 'node:child_process';
+// (`npm run -s cli -- … --json`; in-process through test/helpers/cli.ts on this file's database): an order paid on
+// the SANDBOX page is disputed and the dispute lost; a review and a ticket are written and listed by the API;
+// refusals exit 1 with the reason and write nothing.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import type { Express } from 'express';
 import request from 'supertest';
-import { openEmbedded, openPostgres, type DatabaseHandle } from '../../db/database';
-import { migrateToLatest } from '../../db/migrate';
 import { createApp } from '../../src/app';
 import { loadConfig } from '../../src/config';
+import { inProcessCli, type Cli } from '../helpers/cli';
 import { bearer, contractClient, memoryLogger } from '../helpers/test-app';
-import { createTestDatabase, withAdminClient, type TestDatabase } from '../helpers/test-database';
-
-// Every command is a process of its own (tsx, then the database opened and migrated): seconds each.
-jest.setTimeout(300_000);
-
-const run = promisify(execFile);
-const root = join(__dirname, '..', '..');
-const tsx = join(root, 'node_modules', '.bin', 'tsx');
+import { createTestDatabase, type TestDatabase } from '../helpers/test-database';
 
 let dir: string;
-let pgDatabase: TestDatabase | undefined;
-let env: NodeJS.ProcessEnv;
+let database: TestDatabase;
+let cli: Cli;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'mdapi-support-cli-'));
-  if (process.env.DATABASE_URL) {
-    pgDatabase = await createTestDatabase();
-    await pgDatabase.db.destroy();
-    env = { ...process.env, DATABASE_URL: pgDatabase.url };
-  } else {
-    env = { ...process.env, DATABASE_URL: '', DATA_DIR: join(dir, 'pglite') };
-  }
+  database = await createTestDatabase();
+  cli = inProcessCli(database);
 });
 afterAll(async () => {
-  if (pgDatabase?.url) {
-    const name = new URL(pgDatabase.url).pathname.slice(1);
-    await withAdminClient(process.env.DATABASE_URL!, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
-  }
+  await database?.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function cli(...args: string[]): Promise<{ code: number; json: any }> {
-  try {
-    const { stdout } = await run(tsx, [join(root, 'src', 'cli.ts'), ...args, '--json'], { env, cwd: root });
-    return { code: 0, json: JSON.parse(stdout) };
-  } catch (err) {
-    const e = err as { code: number; stdout: string };
-    return { code: e.code, json: e.stdout ? JSON.parse(e.stdout) : undefined };
-  }
-}
-
-/** Starts the app on the CLI's database, runs fn, and closes it again (the embedded database has one owner). */
+/** The app on the CLI's database. */
 async function withApp(fn: (app: Express) => Promise<void>): Promise<void> {
-  const handle: DatabaseHandle = env.DATABASE_URL ? openPostgres(env.DATABASE_URL) : await openEmbedded(env.DATA_DIR!);
-  try {
-    await migrateToLatest(handle.db);
-    const app = await createApp({
-      db: handle.db,
-      config: loadConfig({ PUBLIC_URL: 'http://api.test' }),
-      logger: memoryLogger().logger,
-    });
-    await fn(app);
-  } finally {
-    await handle.close();
-  }
+  const app = await createApp({
+    db: database.db,
+    config: loadConfig({ PUBLIC_URL: 'http://api.test' }),
+    logger: memoryLogger().logger,
+  });
+  await fn(app);
 }
 
 test('dispute open and close, review create, ticket create: written, listed, and refused with reasons', async () => {
