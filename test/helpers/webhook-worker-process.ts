@@ -8,13 +8,16 @@
 //   LOG_LEVEL           of the job's logger, written to stderr (default warn)
 //   WORKER_STOP_ON_STDIN_END=1  stop when stdin closes: a test that spawns the process with a stdin pipe cannot
 //                       leave it running, even if the test runner itself is killed
+//   WORKER_CLOCK_FROM_STDIN=1  the job's clock is the system's plus an offset the test moves by writing
+//                       `clock-offset <ms>` lines to stdin (answered `clock-offset <ms>` on stdout once in effect), so
+//                       a test walks through the hours-long retry schedule without sleeping (test/faults/)
 // stdout carries only the protocol the test reads: `ready <pid>` once the job can claim, then `claimed <n>` after
 // every round that claimed n > 0 deliveries (printed when the round's attempts are over, so a process killed
 // mid-round never prints that round). SIGTERM (or SIGINT) finishes the round under way, closes the database and
 // exits 0; SIGKILL is what the crash test sends.
 import winston from 'winston';
 import { openPostgres } from '../../db/database';
-import { systemClock } from '../../src/platform/clock';
+import { systemClock, type Clock } from '../../src/platform/clock';
 import { loadSecretBox } from '../../src/platform/secret-box';
 import { webhookDeliveryJob } from '../../src/worker/webhook-delivery';
 
@@ -36,9 +39,12 @@ async function main(): Promise<void> {
     // Every level to stderr: stdout is the protocol.
     transports: [new winston.transports.Console({ stderrLevels: Object.keys(winston.config.npm.levels) })],
   });
+  let clockOffsetMs = 0;
+  const clock: Clock =
+    process.env.WORKER_CLOCK_FROM_STDIN === '1' ? { now: () => new Date(Date.now() + clockOffsetMs) } : systemClock;
   const database = openPostgres(url, 10);
   const job = webhookDeliveryJob(database.db, {
-    clock: systemClock,
+    clock,
     logger,
     secrets: await loadSecretBox(database.db, undefined),
     allowPrivateTargets: true,
@@ -57,6 +63,20 @@ async function main(): Promise<void> {
   process.on('SIGINT', stop);
   if (process.env.WORKER_STOP_ON_STDIN_END === '1') {
     process.stdin.on('end', stop).on('close', stop).on('error', stop).resume();
+  }
+  if (process.env.WORKER_CLOCK_FROM_STDIN === '1') {
+    let pending = '';
+    process.stdin.on('data', (chunk: Buffer) => {
+      pending += chunk.toString();
+      const lines = pending.split('\n');
+      pending = lines.pop()!;
+      for (const line of lines) {
+        const match = /^clock-offset (-?\d+)$/.exec(line.trim());
+        if (!match) continue;
+        clockOffsetMs = Number(match[1]);
+        process.stdout.write(`clock-offset ${clockOffsetMs}\n`);
+      }
+    });
   }
 
   process.stdout.write(`ready ${process.pid}\n`);
