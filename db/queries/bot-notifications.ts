@@ -1,7 +1,8 @@
 // The Telegram bot notification outbox (migration 0023): queued in the transaction of an event, claimed and settled
 // by the worker (src/worker/bot-notifications.ts).
-import { sql, type Transaction, type Updateable } from 'kysely';
-import type { BotNotificationRow, BotNotificationsTable, Database, MessagingNotificationSwitch } from '../tables';
+import { sql, type Transaction } from 'kysely';
+import type { BotNotificationRow, Database, MessagingNotificationSwitch } from '../tables';
+import { claimedCte, type Lease } from './leased-queue';
 import { inShop, inShopForWrite, type ReadDb } from './shop-scope';
 
 /**
@@ -50,62 +51,27 @@ export interface ClaimedBotNotification {
 }
 
 /**
- * Claims up to `limit` due notifications of every shop for a lease (the worker serves every shop): rows another
- * worker holds are skipped (SKIP LOCKED while claiming, the lease after), and a lease that ran out is taken over.
- * The bot's token and the user's chat id are read with the claim (joined on shop_id); everything written
- * afterwards goes through the shop scope.
+ * Claims due notifications of every shop for a lease (claimedCte), with the bot's token and the user's chat id
+ * (joined on shop_id).
  */
 export async function claimDueBotNotifications(
   trx: Transaction<Database>,
-  now: Date,
-  leaseUntil: Date,
-  leaseToken: string,
-  limit: number,
+  lease: Lease,
 ): Promise<ClaimedBotNotification[]> {
-  const { rows } = await sql<ClaimedBotNotification>`
-    with due as (
-      select id from bot_notifications
-      where status in ('PENDING', 'RETRYING') and next_attempt_at <= ${now}
-        and (lease_until is null or lease_until <= ${now})
-      order by next_attempt_at, id
-      limit ${limit}
-      for update skip locked
-    ), claimed as (
-      update bot_notifications n set lease_until = ${leaseUntil}, lease_token = ${leaseToken}
-      from due where n.id = due.id
-      returning n.id, n.shop_id, n.bot_id, n.bot_user_id, n.text, n.attempts
-    )
+  const claimed = claimedCte('bot_notifications', lease, [
+    'id',
+    'shop_id',
+    'bot_id',
+    'bot_user_id',
+    'text',
+    'attempts',
+  ]);
+  const { rows } = await sql<ClaimedBotNotification>`${claimed}
     select c.id, c.shop_id, c.bot_id, b.token_sealed, u.telegram_user_id as chat_id, c.text, c.attempts
     from claimed c
     join messaging_bots b on b.shop_id = c.shop_id and b.id = c.bot_id
     join messaging_bot_users u on u.shop_id = c.shop_id and u.id = c.bot_user_id`.execute(trx);
   return rows.map((r) => ({ ...r, token_sealed: r.token_sealed === null ? null : Buffer.from(r.token_sealed) }));
-}
-
-/** The notification, locked, if this worker's lease on it still holds (else another worker has taken it over). */
-export async function leasedBotNotificationForUpdate(
-  trx: Transaction<Database>,
-  shopId: string,
-  id: string,
-  leaseToken: string,
-): Promise<BotNotificationRow | undefined> {
-  return inShop(trx, shopId)
-    .selectFrom('bot_notifications')
-    .selectAll()
-    .where('id', '=', id)
-    .where('lease_token', '=', leaseToken)
-    .where('status', 'in', ['PENDING', 'RETRYING'])
-    .forUpdate()
-    .executeTakeFirst();
-}
-
-export async function updateBotNotification(
-  trx: Transaction<Database>,
-  shopId: string,
-  id: string,
-  changes: Omit<Updateable<BotNotificationsTable>, 'id' | 'shop_id'>,
-): Promise<void> {
-  await inShopForWrite(trx, shopId).updateTable('bot_notifications').set(changes).where('id', '=', id).execute();
 }
 
 /** The shop's notifications, oldest first (tests and support). */

@@ -1,7 +1,8 @@
 // Dynamic-delivery callbacks: the outbox of signed requests to a DYNAMIC product's target (one per line item), and
 // each shop's signing secret for them.
-import { sql, type Kysely, type Transaction, type Updateable } from 'kysely';
-import type { Database, DynamicDeliveriesTable, DynamicDeliveryRow, OrderItemRow } from '../tables';
+import type { Kysely, Transaction } from 'kysely';
+import type { Database, DynamicDeliveryRow, OrderItemRow } from '../tables';
+import { claimDue, type Lease } from './leased-queue';
 import { inShop, inShopForWrite, type ReadDb, type ShopRow } from './shop-scope';
 
 export async function insertDynamicDelivery(
@@ -35,57 +36,19 @@ export interface ClaimedDynamicDelivery {
   attempts: number;
 }
 
-/**
- * Claims up to `limit` due dynamic deliveries of every shop for a lease, as claimDueDeliveries does for webhooks:
- * rows another worker holds are skipped (SKIP LOCKED while claiming, the lease after), and a lease that ran out is
- * taken over. Each row carries its shop; everything written afterwards goes through the shop scope.
- */
+/** Claims due dynamic deliveries of every shop for a lease (claimDue). */
 export async function claimDueDynamicDeliveries(
   trx: Transaction<Database>,
-  now: Date,
-  leaseUntil: Date,
-  leaseToken: string,
-  limit: number,
+  lease: Lease,
 ): Promise<ClaimedDynamicDelivery[]> {
-  const { rows } = await sql<ClaimedDynamicDelivery>`
-    with due as (
-      select id from dynamic_deliveries
-      where status in ('PENDING', 'RETRYING') and next_attempt_at <= ${now}
-        and (lease_until is null or lease_until <= ${now})
-      order by next_attempt_at, id
-      limit ${limit}
-      for update skip locked
-    )
-    update dynamic_deliveries d set lease_until = ${leaseUntil}, lease_token = ${leaseToken}
-    from due where d.id = due.id
-    returning d.id, d.shop_id, d.order_item_id, d.url, d.body, d.attempts`.execute(trx);
-  return rows;
-}
-
-/** The delivery, locked, if this worker's lease on it still holds (else another worker has taken it over). */
-export async function leasedDynamicDeliveryForUpdate(
-  trx: Transaction<Database>,
-  shopId: string,
-  id: string,
-  leaseToken: string,
-): Promise<DynamicDeliveryRow | undefined> {
-  return inShop(trx, shopId)
-    .selectFrom('dynamic_deliveries')
-    .selectAll()
-    .where('id', '=', id)
-    .where('lease_token', '=', leaseToken)
-    .where('status', 'in', ['PENDING', 'RETRYING'])
-    .forUpdate()
-    .executeTakeFirst();
-}
-
-export async function updateDynamicDelivery(
-  trx: Transaction<Database>,
-  shopId: string,
-  id: string,
-  changes: Omit<Updateable<DynamicDeliveriesTable>, 'id' | 'shop_id'>,
-): Promise<void> {
-  await inShopForWrite(trx, shopId).updateTable('dynamic_deliveries').set(changes).where('id', '=', id).execute();
+  return claimDue<ClaimedDynamicDelivery>(trx, 'dynamic_deliveries', lease, [
+    'id',
+    'shop_id',
+    'order_item_id',
+    'url',
+    'body',
+    'attempts',
+  ]);
 }
 
 /** The shop's sealed signing secret for dynamic deliveries, or undefined before its first use. */

@@ -1,7 +1,8 @@
 // Email-marketing sync: each setting's sealed provider API key, the settings a new customer is synced to, and the
 // outbox of sync requests (one per setting and customer) the worker claims with SKIP LOCKED and a lease.
-import { sql, type Transaction, type Updateable } from 'kysely';
-import type { Database, EmailMarketingProvider, EmailMarketingSyncRow, EmailMarketingSyncsTable } from '../tables';
+import type { Transaction } from 'kysely';
+import type { Database, EmailMarketingProvider, EmailMarketingSyncRow } from '../tables';
+import { claimDue, type Lease } from './leased-queue';
 import { inShop, inShopForWrite, type ReadDb, type ShopRow } from './shop-scope';
 
 /** Stores (or replaces) the sealed API key of the shop's setting. */
@@ -113,57 +114,18 @@ export interface ClaimedEmailMarketingSync {
   attempts: number;
 }
 
-/**
- * Claims up to `limit` due syncs of every shop for a lease: rows another worker holds are skipped (SKIP LOCKED while
- * claiming, the lease after), and a lease that ran out is taken over. Each row carries its shop; everything written
- * afterwards goes through the shop scope.
- */
+/** Claims due syncs of every shop for a lease (claimDue). */
 export async function claimDueEmailMarketingSyncs(
   trx: Transaction<Database>,
-  now: Date,
-  leaseUntil: Date,
-  leaseToken: string,
-  limit: number,
+  lease: Lease,
 ): Promise<ClaimedEmailMarketingSync[]> {
-  const { rows } = await sql<ClaimedEmailMarketingSync>`
-    with due as (
-      select id from email_marketing_syncs
-      where status in ('PENDING', 'RETRYING') and next_attempt_at <= ${now}
-        and (lease_until is null or lease_until <= ${now})
-      order by next_attempt_at, id
-      limit ${limit}
-      for update skip locked
-    )
-    update email_marketing_syncs s set lease_until = ${leaseUntil}, lease_token = ${leaseToken}
-    from due where s.id = due.id
-    returning s.id, s.shop_id, s.setting_id, s.email, s.attempts`.execute(trx);
-  return rows;
-}
-
-/** The sync, locked, if this worker's lease on it still holds (else another worker has taken it over). */
-export async function leasedEmailMarketingSyncForUpdate(
-  trx: Transaction<Database>,
-  shopId: string,
-  id: string,
-  leaseToken: string,
-): Promise<EmailMarketingSyncRow | undefined> {
-  return inShop(trx, shopId)
-    .selectFrom('email_marketing_syncs')
-    .selectAll()
-    .where('id', '=', id)
-    .where('lease_token', '=', leaseToken)
-    .where('status', 'in', ['PENDING', 'RETRYING'])
-    .forUpdate()
-    .executeTakeFirst();
-}
-
-export async function updateEmailMarketingSync(
-  trx: Transaction<Database>,
-  shopId: string,
-  id: string,
-  changes: Omit<Updateable<EmailMarketingSyncsTable>, 'id' | 'shop_id'>,
-): Promise<void> {
-  await inShopForWrite(trx, shopId).updateTable('email_marketing_syncs').set(changes).where('id', '=', id).execute();
+  return claimDue<ClaimedEmailMarketingSync>(trx, 'email_marketing_syncs', lease, [
+    'id',
+    'shop_id',
+    'setting_id',
+    'email',
+    'attempts',
+  ]);
 }
 
 /** The setting's last_synced_at becomes `at`, unless a later sync already set it later (it never moves back). */

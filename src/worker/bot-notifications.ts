@@ -8,19 +8,15 @@
 // attempt. Any other 4xx (400 chat not found, 401/404 a revoked token, 403 the user blocked the bot) -> FAILED at
 // once: sending again would get the same answer. The token is part of the URL: it is never logged, and every error
 // text recorded or logged has it (and any `/bot…/` path) redacted.
-import { randomUUID } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { BotNotificationStatus, Database } from '../../db/tables';
-import {
-  claimDueBotNotifications,
-  leasedBotNotificationForUpdate,
-  updateBotNotification,
-  type ClaimedBotNotification,
-} from '../../db/queries/bot-notifications';
+import { claimDueBotNotifications, type ClaimedBotNotification } from '../../db/queries/bot-notifications';
+import { settleLeasedRow } from '../../db/queries/leased-queue';
 import { botTokenContext } from '../domain/bot-notifications';
 import { sendOutbound, type OutboundOutcome } from '../platform/outbound-http';
 import type { SecretBox } from '../platform/secret-box';
-import type { Job, JobContext } from './worker';
+import { leasedQueueJob, scheduledDelayMs, type LeasedQueueOptions } from './leased-queue';
+import type { Job } from './worker';
 
 /** Waits after the 1st, 2nd, … failed attempt (5xx, network); after the last one the message is FAILED. */
 export const BOT_RETRY_SCHEDULE_MS = [10_000, 60_000, 5 * 60_000, 30 * 60_000, 2 * 3_600_000] as const;
@@ -32,14 +28,12 @@ const RETRY_AFTER_MAX_MS = 3_600_000;
 const JITTER = 0.1;
 const ERROR_CHARS = 1000;
 
-export interface BotNotificationOptions extends JobContext {
+export interface BotNotificationOptions extends LeasedQueueOptions {
   secrets: SecretBox;
   /** TELEGRAM_API_URL, without a trailing slash. */
   apiUrl: string;
   /** Total time an attempt may take (default 10 s). */
   timeoutMs?: number;
-  /** Messages claimed (and sent concurrently) per round (default 20). */
-  batch?: number;
   random?: () => number;
 }
 
@@ -87,11 +81,11 @@ export function verdictOf(outcome: OutboundOutcome): Verdict {
 }
 
 export function botNotificationJob(db: Kysely<Database>, options: BotNotificationOptions): Job {
-  const leaseMs = options.leaseMs ?? 60_000;
   const timeoutMs = options.timeoutMs ?? 10_000;
   const random = options.random ?? Math.random;
 
-  async function attempt(claim: ClaimedBotNotification, lease: string): Promise<void> {
+  /** The verdict, and the error text to record (the token redacted). */
+  async function send(claim: ClaimedBotNotification): Promise<{ verdict: Verdict; error: string | null }> {
     let token: string | undefined;
     let verdict: Verdict;
     try {
@@ -114,64 +108,48 @@ export function botNotificationJob(db: Kysely<Database>, options: BotNotificatio
       verdict = verdictOf(outcome);
     }
     const error = verdict.kind === 'sent' ? null : redactToken(verdict.error, token).slice(0, ERROR_CHARS);
-
-    await db.transaction().execute(async (trx) => {
-      const row = await leasedBotNotificationForUpdate(trx, claim.shop_id, claim.id, lease);
-      if (!row) {
-        options.logger.warn('bot notification finished after its lease was taken over', { notification_id: claim.id });
-        return;
-      }
-      const now = options.clock.now();
-      const attemptsMade = row.attempts + 1;
-      let status: BotNotificationStatus;
-      let nextAt: Date | null = null;
-      if (verdict.kind === 'sent') status = 'SENT';
-      else if (verdict.kind === 'failed' || attemptsMade >= BOT_MAX_ATTEMPTS) status = 'FAILED';
-      else {
-        status = 'RETRYING';
-        // Telegram's own wait for a 429, as it asks; else the schedule, with jitter.
-        const delay =
-          verdict.afterMs ?? Math.round(BOT_RETRY_SCHEDULE_MS[attemptsMade - 1]! * (1 + JITTER * (2 * random() - 1)));
-        nextAt = new Date(now.getTime() + delay);
-      }
-      await updateBotNotification(trx, claim.shop_id, claim.id, {
-        status,
-        attempts: attemptsMade,
-        next_attempt_at: nextAt,
-        lease_until: null,
-        lease_token: null,
-        last_error: error,
-        sent_at: status === 'SENT' ? now : null,
-        updated_at: now,
-      });
-      const fields = { notification_id: claim.id, shop_id: claim.shop_id, status, attempts: attemptsMade };
-      if (status === 'SENT') options.logger.info('bot notification sent', fields);
-      else options.logger.warn('bot notification not sent', { ...fields, error });
-    });
+    return { verdict, error };
   }
 
-  return {
+  async function record(
+    trx: Transaction<Database>,
+    claim: ClaimedBotNotification,
+    attemptsBefore: number,
+    { verdict, error }: { verdict: Verdict; error: string | null },
+  ): Promise<void> {
+    const now = options.clock.now();
+    const attemptsMade = attemptsBefore + 1;
+    let status: BotNotificationStatus;
+    let nextAt: Date | null = null;
+    if (verdict.kind === 'sent') status = 'SENT';
+    else if (verdict.kind === 'failed' || attemptsMade >= BOT_MAX_ATTEMPTS) status = 'FAILED';
+    else {
+      status = 'RETRYING';
+      // Telegram's own wait for a 429, as it asks; else the schedule, with jitter.
+      const delay = verdict.afterMs ?? scheduledDelayMs(BOT_RETRY_SCHEDULE_MS, attemptsMade, random, JITTER)!;
+      nextAt = new Date(now.getTime() + delay);
+    }
+    await settleLeasedRow(trx, 'bot_notifications', claim.shop_id, claim.id, {
+      status,
+      attempts: attemptsMade,
+      next_attempt_at: nextAt,
+      last_error: error,
+      sent_at: status === 'SENT' ? now : null,
+      updated_at: now,
+    });
+    const fields = { notification_id: claim.id, shop_id: claim.shop_id, status, attempts: attemptsMade };
+    if (status === 'SENT') options.logger.info('bot notification sent', fields);
+    else options.logger.warn('bot notification not sent', { ...fields, error });
+  }
+
+  return leasedQueueJob(db, options, {
     name: 'bot-notifications',
-    async runOnce() {
-      const now = options.clock.now();
-      const lease = randomUUID();
-      const claimed = await db
-        .transaction()
-        .execute((trx) =>
-          claimDueBotNotifications(trx, now, new Date(now.getTime() + leaseMs), lease, options.batch ?? 20),
-        );
-      await Promise.all(
-        claimed.map((c) =>
-          attempt(c, lease).catch((err: unknown) =>
-            // Not recorded: the lease runs out and the message is sent again (at least once). Nothing is lost.
-            options.logger.warn('bot notification could not be recorded', {
-              notification_id: c.id,
-              error: redactToken(String((err as Error)?.message), undefined),
-            }),
-          ),
-        ),
-      );
-      return claimed.length;
-    },
-  };
+    table: 'bot_notifications',
+    noun: 'bot notification',
+    idField: 'notification_id',
+    claim: claimDueBotNotifications,
+    send,
+    record,
+    errorText: (err) => redactToken(String((err as Error)?.message), undefined),
+  });
 }

@@ -4,17 +4,15 @@
 // (the merchant fulfils it later through POST /orders/{id}/items/{itemId}/fulfill); content (`message`, `codes`,
 // `links`) delivers it; anything else (another status, a time-out, a refused target, an unusable body) is retried on
 // the webhook schedule, and after the last attempt the item is FAILED.
-import { randomUUID } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import type { Database, DeliveryStatus, ItemDeliveryStatus } from '../../db/tables';
 import {
   claimDueDynamicDeliveries,
-  leasedDynamicDeliveryForUpdate,
   orderIdOfItem,
   orderItemForUpdate,
-  updateDynamicDelivery,
   type ClaimedDynamicDelivery,
 } from '../../db/queries/dynamic-deliveries';
+import { settleLeasedRow } from '../../db/queries/leased-queue';
 import { orderByIdForUpdate, updateOrderItem } from '../../db/queries/orders';
 import { shopById } from '../../db/queries/shops';
 import { shopDynamicSecret } from '../domain/dynamic-delivery';
@@ -24,16 +22,15 @@ import { queueMail } from '../platform/mail';
 import { sendOutbound, type OutboundOutcome } from '../platform/outbound-http';
 import type { SecretBox } from '../platform/secret-box';
 import { signatureHeader } from '../platform/webhook-signature';
+import { leasedQueueJob, type LeasedQueueOptions } from './leased-queue';
 import { failureText, retryDelayMs } from './webhook-delivery';
-import type { Job, JobContext } from './worker';
+import type { Job } from './worker';
 
-export interface DynamicDeliveryOptions extends JobContext {
+export interface DynamicDeliveryOptions extends LeasedQueueOptions {
   secrets: SecretBox;
   allowPrivateTargets: boolean;
   /** Total time an attempt may take (default 10 s). */
   timeoutMs?: number;
-  /** Requests claimed (and sent concurrently) per round (default 20). */
-  batch?: number;
   random?: () => number;
 }
 
@@ -138,11 +135,10 @@ function verdictOf(outcome: OutboundOutcome): Verdict {
 }
 
 export function dynamicDeliveryJob(db: Kysely<Database>, options: DynamicDeliveryOptions): Job {
-  const leaseMs = options.leaseMs ?? 60_000;
   const timeoutMs = options.timeoutMs ?? 10_000;
   const random = options.random ?? Math.random;
 
-  async function attempt(claim: ClaimedDynamicDelivery, token: string): Promise<void> {
+  async function send(claim: ClaimedDynamicDelivery): Promise<Verdict> {
     const sentAt = options.clock.now();
     const secret = await shopDynamicSecret(db, options.secrets, claim.shop_id, sentAt);
     const timestamp = Math.floor(sentAt.getTime() / 1000);
@@ -158,36 +154,26 @@ export function dynamicDeliveryJob(db: Kysely<Database>, options: DynamicDeliver
       },
       { allowPrivateTargets: options.allowPrivateTargets, timeoutMs, maxBodyBytes: MAX_ANSWER_BYTES },
     );
-    const verdict = verdictOf(outcome);
-    await db.transaction().execute(async (trx) => {
-      const delivery = await leasedDynamicDeliveryForUpdate(trx, claim.shop_id, claim.id, token);
-      // The lease ran out and another worker took the request over: its attempt is the one recorded.
-      if (!delivery) {
-        options.logger.warn('dynamic delivery finished after its lease was taken over', { delivery_id: claim.id });
-        return;
-      }
-      await record(trx, claim, delivery.attempts + 1, verdict);
-    });
+    return verdictOf(outcome);
   }
 
   async function record(
     trx: Transaction<Database>,
     claim: ClaimedDynamicDelivery,
-    attemptsMade: number,
+    attemptsBefore: number,
     verdict: Verdict,
   ): Promise<void> {
     const now = options.clock.now();
     const shopId = claim.shop_id;
+    const attemptsMade = attemptsBefore + 1;
     const delay = verdict.kind === 'failed' ? retryDelayMs(attemptsMade, random) : undefined;
     const status: DeliveryStatus =
       verdict.kind !== 'failed' ? 'SUCCEEDED' : delay === undefined ? 'FAILED' : 'RETRYING';
     const nextAt = delay === undefined ? null : new Date(now.getTime() + delay);
-    await updateDynamicDelivery(trx, shopId, claim.id, {
+    await settleLeasedRow(trx, 'dynamic_deliveries', shopId, claim.id, {
       status,
       attempts: attemptsMade,
       next_attempt_at: nextAt,
-      lease_until: null,
-      lease_token: null,
       last_error: verdict.kind === 'failed' ? verdict.error : null,
       updated_at: now,
     });
@@ -240,28 +226,13 @@ export function dynamicDeliveryJob(db: Kysely<Database>, options: DynamicDeliver
     }
   }
 
-  return {
+  return leasedQueueJob(db, options, {
     name: 'dynamic-delivery',
-    async runOnce() {
-      const now = options.clock.now();
-      const token = randomUUID();
-      const claimed = await db
-        .transaction()
-        .execute((trx) =>
-          claimDueDynamicDeliveries(trx, now, new Date(now.getTime() + leaseMs), token, options.batch ?? 20),
-        );
-      await Promise.all(
-        claimed.map((c) =>
-          attempt(c, token).catch((err: unknown) =>
-            // Not recorded: the lease runs out and the request is sent again. Nothing is lost.
-            options.logger.warn('dynamic delivery could not be recorded', {
-              delivery_id: c.id,
-              error: (err as Error)?.message,
-            }),
-          ),
-        ),
-      );
-      return claimed.length;
-    },
-  };
+    table: 'dynamic_deliveries',
+    noun: 'dynamic delivery',
+    idField: 'delivery_id',
+    claim: claimDueDynamicDeliveries,
+    send,
+    record,
+  });
 }

@@ -1,0 +1,86 @@
+// The leased outboxes (dynamic deliveries, bot notifications, email-marketing syncs) share one protocol, so it is
+// written once: a worker claims due rows of every shop with FOR UPDATE SKIP LOCKED and a lease, sends them outside
+// any transaction, then settles each in its shop, only while its lease still holds. The tables share the columns
+// used here (status PENDING/RETRYING while due, attempts, next_attempt_at, lease_until, lease_token).
+import { sql, type RawBuilder, type Transaction, type Updateable } from 'kysely';
+import type { Database } from '../tables';
+import { inShop, inShopForWrite } from './shop-scope';
+
+export type LeasedTable = 'dynamic_deliveries' | 'bot_notifications' | 'email_marketing_syncs';
+
+/** One claim: due at `now`, held until `until` by `token`, at most `limit` rows. */
+export interface Lease {
+  now: Date;
+  until: Date;
+  token: string;
+  limit: number;
+}
+
+/**
+ * `with due as (…), claimed as (…)`, for a query that selects from `claimed` (the claimed rows' `columns`). Rows
+ * another worker holds are skipped (SKIP LOCKED while claiming, the lease after), and a lease that ran out is taken
+ * over. Every shop's rows are claimed (the worker serves every shop): each carries its shop_id, and everything
+ * written afterwards goes through the shop scope.
+ */
+export function claimedCte(table: LeasedTable, lease: Lease, columns: readonly string[]): RawBuilder<unknown> {
+  return sql`
+    with due as (
+      select id from ${sql.table(table)}
+      where status in ('PENDING', 'RETRYING') and next_attempt_at <= ${lease.now}
+        and (lease_until is null or lease_until <= ${lease.now})
+      order by next_attempt_at, id
+      limit ${lease.limit}
+      for update skip locked
+    ), claimed as (
+      update ${sql.table(table)} t set lease_until = ${lease.until}, lease_token = ${lease.token}
+      from due where t.id = due.id
+      returning ${sql.join(columns.map((c) => sql.ref(`t.${c}`)))}
+    )`;
+}
+
+/** Claims due rows of `table` (see claimedCte), each with `columns`. */
+export async function claimDue<C extends object>(
+  trx: Transaction<Database>,
+  table: LeasedTable,
+  lease: Lease,
+  columns: readonly (keyof C & string)[],
+): Promise<C[]> {
+  const { rows } = await sql<C>`${claimedCte(table, lease, columns)} select * from claimed`.execute(trx);
+  return rows;
+}
+
+/**
+ * The row's attempts so far, locked, if this worker's lease on it still holds (else another worker has taken it
+ * over, or it is settled).
+ */
+export async function leasedRowForUpdate(
+  trx: Transaction<Database>,
+  table: LeasedTable,
+  shopId: string,
+  id: string,
+  leaseToken: string,
+): Promise<{ attempts: number } | undefined> {
+  return inShop(trx, shopId)
+    .selectFrom(table)
+    .select('attempts')
+    .where('id', '=', id)
+    .where('lease_token', '=', leaseToken)
+    .where('status', 'in', ['PENDING', 'RETRYING'])
+    .forUpdate()
+    .executeTakeFirst();
+}
+
+/** Records an attempt's outcome (`changes`) and releases the lease. */
+export async function settleLeasedRow<T extends LeasedTable>(
+  trx: Transaction<Database>,
+  table: T,
+  shopId: string,
+  id: string,
+  changes: Omit<Updateable<Database[T]>, 'id' | 'shop_id' | 'lease_until' | 'lease_token'>,
+): Promise<void> {
+  await inShopForWrite(trx, shopId)
+    .updateTable(table as LeasedTable)
+    .set({ ...changes, lease_until: null, lease_token: null } as never)
+    .where('id', '=', id)
+    .execute();
+}
