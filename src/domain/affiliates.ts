@@ -328,7 +328,8 @@ export async function affiliatePerformance(
   if (!row?.is_affiliate) throw new NotFoundError('CUSTOMER_NOT_FOUND');
   const interval = query.interval ?? 'day';
   const toMs = query.to !== undefined ? query.to * 1000 : Math.floor(clock.now().getTime() / 1000) * 1000;
-  const fromMs = query.from !== undefined ? query.from * 1000 : toMs - 30 * dayMs;
+  // The default start never goes before the epoch: periods are Unix seconds >= 0 in the contract (`to` may be 0).
+  const fromMs = query.from !== undefined ? query.from * 1000 : Math.max(0, toMs - 30 * dayMs);
   if (fromMs >= toMs)
     throw new ValidationError([{ field: 'query.from', message: 'must be before `to` (the period is [from, to))' }]);
   const pieces = cut(fromMs, toMs, interval);

@@ -63,14 +63,27 @@ function readRaw(req: Request, res: Response): Promise<void> {
   return new Promise((resolve, reject) => readBody(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
 }
 
+const noBody = { field: 'body', message: 'this operation takes no request body' };
+
 /** Reads and parses the body into the routed request, so openapi-backend validates one JSON value. */
 async function readBodyInto(req: Request, res: Response, operation: Context['operation']): Promise<void> {
   const routed = res.locals.routedRequest as RoutedRequest;
-  await readRaw(req, res);
   const media = (operation.requestBody as { content?: Record<string, { schema?: BodySchema }> } | undefined)?.content;
-  const value = await bodyValue(req, media?.['application/json']?.schema, Object.keys(media ?? {}));
+  let value: unknown;
+  try {
+    await readRaw(req, res);
+    value = await bodyValue(req, media?.['application/json']?.schema, Object.keys(media ?? {}));
+  } catch (err) {
+    // A body sent to an operation that takes none is refused as such (422), however large and whatever its media
+    // type: the reads declare neither 413 nor 415, so those answers would break their contract.
+    const declared = (operation.responses ?? {}) as Record<string, unknown>;
+    if (!operation.requestBody && err instanceof ApiError && !declared[String(err.status)]) {
+      throw new ApiError('VALIDATION_ERROR', undefined, { details: [noBody], headers: err.headers });
+    }
+    throw err;
+  }
   if (value !== undefined && !operation.requestBody && !(isPlainObject(value) && Object.keys(value).length === 0)) {
-    throw new ValidationError([{ field: 'body', message: 'this operation takes no request body' }]);
+    throw new ValidationError([noBody]);
   }
   routed.body = value;
   routed.headers = { ...routed.headers, 'content-type': 'application/json' };

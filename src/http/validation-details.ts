@@ -15,10 +15,14 @@ function fieldPath(instancePath: string, extra?: string): string {
   return path || 'body';
 }
 
+/** The contract's bound on `details` (ErrorObject.details maxItems): a body of 10 000 bad items lists the first. */
+export const maxDetails = 1000;
+
 export function validationDetails(errors: ErrorObject[]): ErrorDetail[] {
   const seen = new Set<string>();
   const details: ErrorDetail[] = [];
   for (const e of errors) {
+    if (details.length === maxDetails) break;
     let detail: ErrorDetail;
     if (e.keyword === 'required') {
       const missing = (e.params as { missingProperty: string }).missingProperty;
