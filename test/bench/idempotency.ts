@@ -1,7 +1,7 @@
 // Latency of an idempotent write: N original `POST /products/{id}/duplicate` requests, each with a fresh key
 // (claim + handler transaction + stored response), against N replays of one key (one look-up, stored bytes sent).
 // Sequential requests over HTTP on 127.0.0.1, through the whole stack. Runs on PostgreSQL when DATABASE_URL is
-// set, on PGlite otherwise. Called by `npm run bench` (test/bench/run.ts); `tsx test/bench/idempotency.ts` runs it alone.
+// set, on PGlite otherwise. Called by `npm run bench` (test/bench/run.ts), n = settings.idempotentRequests.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
@@ -11,8 +11,8 @@ import * as admin from '../../src/domain/admin';
 import { seedFixtures } from '../../src/domain/fixtures';
 import { createLogger } from '../../src/logger';
 import { shopById } from '../../db/queries/shops';
-import globalSetup from '../helpers/global-setup';
 import { createTestDatabase } from '../helpers/test-database';
+import { settings } from './settings';
 
 export interface LatencyStats {
   n: number;
@@ -40,9 +40,8 @@ function stats(samples: number[]): LatencyStats {
 }
 
 export async function benchIdempotency(options: { n?: number; warmup?: number } = {}): Promise<IdempotencyBench> {
-  const n = options.n ?? 200;
-  const warmup = options.warmup ?? 20;
-  await globalSetup();
+  const n = options.n ?? settings.idempotentRequests;
+  const warmup = options.warmup ?? Math.min(20, n);
   const database = await createTestDatabase();
   const config = loadConfig({ PUBLIC_URL: 'http://bench.test', LOG_LEVEL: 'silent', RATE_LIMIT_BUSINESS: '1000000' });
   const app = await createApp({ db: database.db, config, logger: createLogger('silent') });
@@ -88,17 +87,4 @@ export async function benchIdempotency(options: { n?: number; warmup?: number } 
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await database.close();
   }
-}
-
-if (require.main === module) {
-  benchIdempotency()
-    .then((r) => {
-      console.log(`idempotency (${r.database}), sequential, ms`);
-      console.table({ original: r.original, replay: r.replay });
-      process.exit(0);
-    })
-    .catch((err: unknown) => {
-      console.error(err);
-      process.exit(1);
-    });
 }

@@ -1,17 +1,17 @@
 // The load half of `npm run bench`, shared by its scenarios: a server on a free port, autocannon in a process of
-// its own, and one measured run (req/s, latency, this process's CPU per request).
+// its own (so the load generator takes no CPU from a server in this process), and one measured run: req/s, latency,
+// and optionally the peak RSS of a server process.
 import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type autocannon from 'autocannon';
-import { median } from './cold-start';
+import { settings } from './settings';
 
 const run = promisify(execFile);
-export const seconds = Number(process.env.BENCH_SECONDS ?? 10);
-export const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
-export const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+const root = join(__dirname, '..', '..');
 
 export function listen(handler: Parameters<typeof createServer>[1]): Promise<{ server: Server; url: string }> {
   const server = createServer(handler);
@@ -22,48 +22,164 @@ export function listen(handler: Parameters<typeof createServer>[1]): Promise<{ s
   );
 }
 
-const autocannonBin = join(__dirname, '..', '..', 'node_modules', '.bin', 'autocannon');
+/** One request of a sequence: its path (default: the URL's) and JSON body. Requests are sent in order, cycling. */
+export interface Shot {
+  path?: string;
+  body?: unknown;
+}
 
-/** autocannon in a process of its own, so the load generator does not take CPU from the server it measures. */
-async function cannon(url: string, key: string, duration: number): Promise<autocannon.Result> {
-  const { stdout } = await run(
-    autocannonBin,
-    ['-j', '-c', String(connections), '-d', String(duration), '-H', `authorization=Bearer ${key}`, url],
-    {
+export interface LoadOptions {
+  method?: 'GET' | 'POST';
+  shots?: Shot[];
+  /** Send exactly this many requests (shots[warmup ...]) instead of running for settings.seconds. */
+  amount?: number;
+  /** With `amount`: the number of shots the warm-up uses first (each shot is used once: a consumable resource). */
+  warmup?: number;
+  /** Sample this process's resident memory during the measured run. */
+  rssPid?: number;
+}
+
+// The autocannon API in a child process: each request takes the next shot of the list.
+const cannonScript = `
+const autocannon = require('autocannon');
+const spec = JSON.parse(require('node:fs').readFileSync(process.argv[1], 'utf8'));
+let i = spec.offset;
+const options = {
+  url: spec.url, connections: spec.connections, method: spec.method,
+  headers: { authorization: 'Bearer ' + spec.key, 'content-type': 'application/json' },
+};
+if (spec.amount) options.amount = spec.amount; else options.duration = spec.duration;
+if (spec.shots) options.requests = [{ setupRequest: (req) => {
+  const shot = spec.shots[i++ % spec.shots.length];
+  return { ...req, ...(shot.path ? { path: shot.path } : {}), ...(shot.body === undefined ? {} : { body: JSON.stringify(shot.body) }) };
+} }];
+autocannon(options, (err, result) => { if (err) { console.error(err); process.exit(1); } process.stdout.write(JSON.stringify(result)); });
+`;
+
+interface CannonResult {
+  requests: { total: number };
+  latency: { p50: number; p99: number };
+  start: string;
+  finish: string;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+}
+
+async function cannon(
+  url: string,
+  key: string,
+  options: LoadOptions,
+  run_: { offset: number; amount?: number; duration?: number },
+): Promise<CannonResult> {
+  const dir = mkdtempSync(join(tmpdir(), 'mdapi-bench-'));
+  try {
+    const specFile = join(dir, 'spec.json');
+    writeFileSync(
+      specFile,
+      JSON.stringify({
+        url,
+        key,
+        connections: Math.min(settings.connections, run_.amount ?? Infinity),
+        method: options.method ?? 'GET',
+        shots: options.shots,
+        ...run_,
+      }),
+    );
+    const { stdout } = await run(process.execPath, ['-e', cannonScript, specFile], {
       maxBuffer: 64 * 1024 * 1024,
-    },
-  );
-  return JSON.parse(stdout) as autocannon.Result;
+      cwd: root,
+    });
+    return JSON.parse(stdout) as CannonResult;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 export interface Load {
   rps: number;
+  /** Latency percentiles in ms, as autocannon measures them. */
   p50: number;
   p99: number;
-  /** CPU time of this process (the server under test) per request served, in microseconds. */
-  cpuUs: number;
+  /** Peak resident memory of `rssPid` during the run, MB (when asked). */
+  rssMb?: number;
 }
 
-export async function load(url: string, key: string): Promise<Load> {
-  await cannon(url, key, 2); // warm-up
-  const cpu = process.cpuUsage();
-  const r = await cannon(url, key, seconds);
-  const used = process.cpuUsage(cpu);
-  if (r.non2xx > 0 || r.errors > 0) throw new Error(`${url}: ${r.non2xx} non-2xx, ${r.errors} errors`);
+/** A warm-up run, then the measured one; any non-2xx answer or error fails the bench (it measured the wrong thing). */
+export async function load(url: string, key: string, options: LoadOptions = {}): Promise<Load> {
+  const quick = options.amount === undefined && settings.quickRequests > 0;
+  const { amount = quick ? settings.quickRequests : undefined, warmup = 0 } = options;
+  if (amount === undefined) await cannon(url, key, options, { offset: 0, duration: settings.warmupSeconds });
+  else if (warmup > 0) await cannon(url, key, options, { offset: 0, amount: warmup });
+  const rss = options.rssPid === undefined ? undefined : watchRss(options.rssPid);
+  const r = await cannon(url, key, options, {
+    offset: warmup,
+    ...(amount ? { amount } : { duration: settings.seconds }),
+  });
+  const rssMb = rss?.stop();
+  if (r.non2xx > 0 || r.errors > 0 || r.timeouts > 0)
+    throw new Error(`${url}: ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts`);
+  const seconds = (Date.parse(r.finish) - Date.parse(r.start)) / 1000;
   return {
-    rps: Math.round(r.requests.average),
+    rps: Math.round(r.requests.total / seconds),
     p50: r.latency.p50,
     p99: r.latency.p99,
-    cpuUs: Math.round((used.user + used.system) / r.requests.total),
+    ...(rssMb === undefined ? {} : { rssMb }),
   };
 }
 
-/** The median run of a scenario (by req/s), with the medians of its measures. */
-export function summary(runs: Load[]): Load {
+/** Resident memory of a process (Linux /proc), MB; NaN where /proc is not there. */
+export function rssMbOf(pid: number): number {
+  try {
+    const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return kb ? Math.round(Number(kb) / 1024) : NaN;
+  } catch {
+    return NaN;
+  }
+}
+
+/** Samples a process's RSS every 50 ms until stopped; returns the peak. */
+function watchRss(pid: number): { stop(): number } {
+  let peak = rssMbOf(pid);
+  const timer = setInterval(() => {
+    const now = rssMbOf(pid);
+    if (!(now <= peak)) peak = now;
+  }, 50);
   return {
-    rps: median(runs.map((r) => r.rps)),
+    stop() {
+      clearInterval(timer);
+      return Math.max(peak, rssMbOf(pid));
+    },
+  };
+}
+
+export function median(values: number[]): number {
+  const s = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
+
+/** The medians of a scenario's rounds. */
+export function summary(runs: Load[]): Load {
+  const rss = runs.flatMap((r) => (r.rssMb === undefined ? [] : [r.rssMb]));
+  return {
+    rps: Math.round(median(runs.map((r) => r.rps))),
     p50: median(runs.map((r) => r.p50)),
     p99: median(runs.map((r) => r.p99)),
-    cpuUs: median(runs.map((r) => r.cpuUs)),
+    ...(rss.length ? { rssMb: Math.max(...rss) } : {}),
+  };
+}
+
+/** Rounds of baseline then whole stack, one after the other, so both see the same machine (and its other load). */
+export async function sideBySide(
+  baseline: () => Promise<Load>,
+  full: () => Promise<Load>,
+): Promise<{ baseline: Load; full: Load; rounds: { baseline: Load; full: Load }[] }> {
+  const rounds: { baseline: Load; full: Load }[] = [];
+  for (let i = 0; i < settings.rounds; i++) rounds.push({ baseline: await baseline(), full: await full() });
+  return {
+    baseline: summary(rounds.map((r) => r.baseline)),
+    full: summary(rounds.map((r) => r.full)),
+    rounds,
   };
 }

@@ -1,0 +1,79 @@
+// SMOKE TEST OF THE BENCH, not a benchmark: runs `npm run -s bench` in quick mode (BENCH_QUICK=1: runs of 100
+// requests, small seeds, one round, one start per cold-start setting) as a child process, its document going to a
+// temporary file (BENCH_OUT) instead of docs/, and checks that the one table has every row, each with numbers.
+// It asserts no timing and no target (the quick figures mean nothing, and the machines are shared), so that the
+// bench cannot rot unnoticed: a scenario that stops running, answers non-2xx or loses a row fails here.
+// PostgreSQL only (the PostgreSQL run of .ci/run): the bare baselines are express + pg, the process-level rows
+// need a database other processes can reach, and on the embedded database those rows read n/a by design.
+// About a minute on an idle machine; the timeout is generous because these machines are shared.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+const root = join(__dirname, '..', '..');
+
+const expectedRows: [RegExp, string][] = [
+  [/^GET \/orders\?limit=50, authenticated/, 'req/s'],
+  [/^GET \/orders page \d+ vs page 1, p50 latency$/, 'ms'],
+  [/^POST \/orders \(/, 'req/s'],
+  [/^POST \/orders\/\{id\}\/complete, serial delivered$/, 'req/s'],
+  [/^Idempotent replay vs original/, 'ms'],
+  [/^POST \/licenses\/validate$/, 'req/s'],
+  [/^Webhook delivery, one worker/, 'events/s'],
+  [/^Cold start to first 200, embedded, empty data directory$/, 'ms'],
+  [/^Cold start to first 200, embedded, existing data directory$/, 'ms'],
+  [/^Cold start to first 200, PostgreSQL$/, 'ms'],
+  [/^Peak RSS of the server process/, 'MB'],
+];
+
+/** "1,234.5 req/s" -> 1234.5, checking the unit. */
+function figure(cell: string, unit: string): number {
+  const match = /^([\d,]+(?:\.\d+)?) (\S+)$/.exec(cell);
+  expect(match?.[2]).toBe(unit);
+  return Number(match![1]!.replace(/,/g, ''));
+}
+
+(process.env.DATABASE_URL ? describe : describe.skip)('npm run bench, quick mode (smoke test)', () => {
+  test('prints and writes one table with every row measured beside its baseline', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'bench-smoke-'));
+    const out = join(dir, 'benchmarks.md');
+    try {
+      const { stdout } = await run('npm', ['run', '-s', 'bench'], {
+        cwd: root,
+        env: { ...process.env, BENCH_QUICK: '1', BENCH_OUT: out },
+        maxBuffer: 16 * 1024 * 1024,
+        timeout: 280_000,
+      });
+      const doc = readFileSync(out, 'utf8');
+      expect(stdout).toContain(doc.split('\n').find((l) => l.startsWith('| 1 |')));
+
+      const rows = doc
+        .split('\n')
+        .filter((l) => /^\| \d+ \|/.test(l))
+        .map((l) => l.split(' | ').map((c) => c.replace(/^\| |\s*\|$/g, '').trim()));
+      expect(rows).toHaveLength(expectedRows.length);
+      rows.forEach(([n, scenario, full, baseline, ratio, target, result], i) => {
+        const [pattern, unit] = expectedRows[i]!;
+        expect({ n, scenario }).toEqual({ n: String(i + 1), scenario: expect.stringMatching(pattern) });
+        expect(figure(full!, unit)).toBeGreaterThan(0);
+        expect(figure(baseline!, unit)).toBeGreaterThan(0);
+        expect(ratio).toMatch(/^\d+\.\d\dx$/);
+        expect(target).toMatch(/^(—|[≥≤<] .+)$/);
+        expect(result).toMatch(target === '—' ? /^—$/ : /^(pass|FAIL)$/);
+      });
+      for (const line of [
+        '- CPU: ',
+        '- Node: v',
+        '- Database: PostgreSQL ',
+        '- Load average (1, 5, 15 min) at start: ',
+      ]) {
+        expect(doc).toContain(line);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 300_000);
+});
