@@ -183,8 +183,30 @@ function numberArbitrary(schema: Schema, integer: boolean): fc.Arbitrary<number>
   );
 }
 
+/**
+ * Values a body property of this name takes when it refers to the test's data (an id, a license key, a revision), at
+ * any depth of the body: shop A's (mostly), shop B's, a value generated from the schema, or (optional properties) none.
+ */
+export interface ReferencePool {
+  own: Json[];
+  foreign?: Json[];
+  /** Weight of leaving an optional property out (against 8 for shop A's values). */
+  omit?: number;
+}
+export type References = Readonly<Record<string, ReferencePool>>;
+
+const OMIT = Symbol('omit');
+
+function referenceArbitrary(pool: ReferencePool, random: fc.Arbitrary<Json>, required: boolean) {
+  const options: { weight: number; arbitrary: fc.Arbitrary<Json | typeof OMIT> }[] = [{ weight: 1, arbitrary: random }];
+  if (pool.own.length) options.push({ weight: 8, arbitrary: fc.constantFrom(...pool.own) });
+  if (pool.foreign?.length) options.push({ weight: 2, arbitrary: fc.constantFrom(...pool.foreign) });
+  if (!required && pool.omit) options.push({ weight: pool.omit, arbitrary: fc.constant(OMIT) });
+  return fc.oneof(...options);
+}
+
 /** Values valid per `schema` (best effort: a value may still break a rule the generator does not model). */
-export function validValue(spec: SpecDocument, node: Schema, depth = 0): fc.Arbitrary<Json> {
+export function validValue(spec: SpecDocument, node: Schema, depth = 0, refs: References = {}): fc.Arbitrary<Json> {
   if (node === true || node === undefined) return smallJson;
   const schema = normalize(spec, node);
   if ('const' in schema) return fc.constant(schema.const);
@@ -196,16 +218,22 @@ export function validValue(spec: SpecDocument, node: Schema, depth = 0): fc.Arbi
       ...alternatives.map((alt: Schema) => {
         const branch = normalize(spec, alt);
         const merged = normalize(spec, { allOf: [rest, branch] });
-        return validValue(spec, merged, depth + 1);
+        return validValue(spec, merged, depth + 1, refs);
       }),
     );
   }
   const types = typesOf(schema);
-  const arbs = types.map((t) => typeArbitrary(spec, schema, t, depth));
+  const arbs = types.map((t) => typeArbitrary(spec, schema, t, depth, refs));
   return arbs.length === 1 ? arbs[0]! : fc.oneof(...arbs);
 }
 
-function typeArbitrary(spec: SpecDocument, schema: Schema, type: string, depth: number): fc.Arbitrary<Json> {
+function typeArbitrary(
+  spec: SpecDocument,
+  schema: Schema,
+  type: string,
+  depth: number,
+  refs: References,
+): fc.Arbitrary<Json> {
   switch (type) {
     case 'null':
       return fc.constant(null);
@@ -220,32 +248,40 @@ function typeArbitrary(spec: SpecDocument, schema: Schema, type: string, depth: 
     case 'array': {
       const minLength = schema.minItems ?? 0;
       const maxLength = Math.min(schema.maxItems ?? minLength + 4, minLength + (depth > 4 ? 0 : 4));
-      const items = validValue(spec, schema.items ?? {}, depth + 1);
+      const items = validValue(spec, schema.items ?? {}, depth + 1, refs);
       return schema.uniqueItems
         ? fc.uniqueArray(items, { minLength, maxLength, selector: (v) => JSON.stringify(v) })
         : fc.array(items, { minLength, maxLength });
     }
     default:
-      return objectArbitrary(spec, schema, depth);
+      return objectArbitrary(spec, schema, depth, refs);
   }
 }
 
-function objectArbitrary(spec: SpecDocument, schema: Schema, depth: number): fc.Arbitrary<Json> {
+function objectArbitrary(spec: SpecDocument, schema: Schema, depth: number, refs: References): fc.Arbitrary<Json> {
   const props: Record<string, Schema> = schema.properties ?? {};
   const required: string[] = (schema.required ?? []).filter((k: string) => k in props || !schema.properties);
   const keys = Object.keys(props).filter((k) => depth < 5 || required.includes(k));
-  const record = fc.record(Object.fromEntries(keys.map((k) => [k, validValue(spec, props[k], depth + 1)])), {
-    requiredKeys: required.filter((k) => keys.includes(k)),
-  });
+  const valueOf = (k: string) => {
+    const random = validValue(spec, props[k], depth + 1, refs);
+    const pool = Object.hasOwn(refs, k) ? refs[k] : undefined;
+    return pool ? referenceArbitrary(pool, random, required.includes(k)) : random;
+  };
+  // A referenced property is always drawn: its pool says how often it is left out (OMIT, removed below).
+  const record = fc
+    .record(Object.fromEntries(keys.map((k) => [k, valueOf(k)])), {
+      requiredKeys: keys.filter((k) => required.includes(k) || Object.hasOwn(refs, k)),
+    })
+    .map((o) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== OMIT)) as Record<string, Json>);
   const additional = schema.additionalProperties;
   const maxProps = schema.maxProperties ?? Infinity;
   const minProps = schema.minProperties ?? 0;
-  let arb: fc.Arbitrary<Record<string, Json>> = record as fc.Arbitrary<Record<string, Json>>;
+  let arb: fc.Arbitrary<Record<string, Json>> = record;
   if (additional && additional !== false && depth < 5) {
     const key = schema.propertyNames
       ? (stringArbitrary(normalize(spec, schema.propertyNames)) as fc.Arbitrary<string>)
       : fc.stringMatching(/^[a-z][a-z0-9_]{0,15}$/);
-    const extra = fc.dictionary(key, validValue(spec, additional === true ? {} : additional, depth + 1), {
+    const extra = fc.dictionary(key, validValue(spec, additional === true ? {} : additional, depth + 1, refs), {
       minKeys: keys.length === 0 ? minProps : 0,
       maxKeys: Math.min(4, Math.max(0, maxProps - required.length)),
     });
@@ -536,21 +572,10 @@ function asFields(value: Json): Record<string, string> {
   );
 }
 
-function validBody(
-  spec: SpecDocument,
-  model: OperationModel,
-  pinned: Record<string, fc.Arbitrary<Json>>,
-): fc.Arbitrary<Body | undefined> {
+function validBody(spec: SpecDocument, model: OperationModel, refs: References): fc.Arbitrary<Body | undefined> {
   const body = model.body;
   if (!body) return fc.constant(undefined);
-  const declared = normalize(spec, body.schema).properties ?? {};
-  const names = Object.keys(pinned).filter((k) => k in declared);
-  pinned = Object.fromEntries(names.map((k) => [k, pinned[k]!]));
-  const value = names.length
-    ? fc
-        .tuple(validValue(spec, body.schema), fc.record(pinned, { requiredKeys: [] }))
-        .map(([v, p]) => (v && typeof v === 'object' && !Array.isArray(v) ? { ...v, ...p } : v))
-    : validValue(spec, body.schema);
+  const value = validValue(spec, body.schema, 0, refs);
   const options: { weight: number; arbitrary: fc.Arbitrary<Body | undefined> }[] = [
     { weight: 8, arbitrary: value.map((v) => ({ kind: 'json', value: v }) as Body) },
   ];
@@ -609,8 +634,8 @@ export function requestInputs(
     headers: Record<string, string>;
     /** Query parameters whose values must come from the test's data (an OAuth client id, say). */
     pinnedQuery?: Record<string, fc.Arbitrary<string>>;
-    /** Body properties likewise (top level), so valid requests can get past look-ups of unknown ids. */
-    pinnedBody?: Record<string, fc.Arbitrary<Json>>;
+    /** Body properties that refer to the test's data, by name at any depth, so requests get past their look-ups. */
+    references?: References;
   },
 ): RequestInputs {
   const pinned = options.pinnedQuery ?? {};
@@ -628,7 +653,7 @@ export function requestInputs(
     path: pathArbitrary(model, options.ids, false),
     query: queryArbitrary(spec, model, pinned),
     key: hasIdempotency ? idempotencyKey : fc.constant(null),
-    body: validBody(spec, model, options.pinnedBody ?? {}),
+    body: validBody(spec, model, options.references ?? {}),
   });
   const headersOf = (key: string | null) => ({ ...options.headers, ...(key ? { 'Idempotency-Key': key } : {}) });
 

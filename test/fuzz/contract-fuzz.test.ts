@@ -21,7 +21,7 @@ import { sql } from 'kysely';
 import request from 'supertest';
 import { loadSpec } from '../../src/spec';
 import { assertMatchesContract } from '../helpers/contract';
-import { newApp, redirectUri } from '../helpers/oauth-apps';
+import { codeFor, exchange, newApp, redirectUri } from '../helpers/oauth-apps';
 import { startTestApp, type TestApp } from '../helpers/test-app';
 import { createTwoShops, isResourceKind, type ResourceKind, type TwoShops } from '../helpers/two-shops';
 import {
@@ -31,6 +31,7 @@ import {
   type FuzzRequest,
   type IdPool,
   type OperationModel,
+  type References,
 } from './arbitraries';
 
 const spec = loadSpec();
@@ -99,7 +100,8 @@ let server: Server;
 let baseUrl: string;
 let shopBSecrets: string[] = [];
 const sentByA = new Set<string>();
-let oauthClient: { id: string; secret: string | null };
+let oauthClient: Awaited<ReturnType<typeof newApp>>;
+let references: References;
 const failures: Failure[] = [];
 const stats: Record<string, OperationStats> = {};
 const skipped: Record<string, number> = {};
@@ -135,6 +137,7 @@ beforeAll(async () => {
     env: {
       // Thousands of requests from one IP and one shop: the rate limits are not what this file tests.
       RATE_LIMIT_FREE: '1000000',
+      RATE_LIMIT_PRO: '1000000',
       RATE_LIMIT_ANONYMOUS: '1000000',
       // Domain verification must not reach a real resolver: a dead local one fails fast.
       DNS_SERVERS: '127.0.0.1:9',
@@ -152,6 +155,7 @@ beforeAll(async () => {
   });
   shopBSecrets = await secretsOf(shops.b.shopId, shops.a.shopId, [shops.b.key, shops.b.credentialId, marker]);
   oauthClient = await newApp(t, { scopes: 'orders.read products.read customers.read' });
+  references = await referencesOf();
   server = createServer(t.app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -185,6 +189,56 @@ afterAll(async () => {
       `${accepted} of ${valid} valid requests answered 2xx/3xx)`,
   );
 });
+
+/**
+ * Body properties that refer to data, with shop A's values (and shop B's where they differ), as path ids are drawn:
+ * what lets a schema-valid body get past its look-ups (items[].product_id, a license key, a draft's revision…) to
+ * the business rules. Some state is prepared so the operations that need it can succeed at least once: unused OAuth
+ * codes and a refresh token, shop A's reseller ACTIVE (seeded SUSPENDED, and /suspend comes before /reinstate in the
+ * contract), shop A on a plan with additional domains.
+ */
+async function referencesOf(): Promise<References> {
+  const a = shops.a.ids;
+  const b = shops.b.ids;
+  const http = (method: 'get' | 'post', url: string) =>
+    t.http[method](`/dev/v1${url}`).set('Authorization', `Bearer ${shops.a.key}`);
+  const draft = await http('get', `/themes/${a.theme}/control/document/draft`);
+  if (draft.status !== 200) throw new Error(`draft: ${draft.status} ${draft.text}`);
+  const reinstated = await http('post', `/resellers/${a.reseller}/reinstate`);
+  if (reinstated.status !== 200) throw new Error(`reinstate: ${reinstated.status} ${reinstated.text}`);
+  await sql`update shops set plan = 'pro' where id = ${shops.a.shopId}`.execute(t.db);
+  const codes = await Promise.all([1, 2, 3].map(() => codeFor(t, shops.a.key, oauthClient)));
+  const refresh = (await exchange(t, oauthClient, await codeFor(t, shops.a.key, oauthClient))).refresh_token;
+  return {
+    product_id: { own: [a.product, a.product, a.serialProduct], foreign: [b.product], omit: 3 },
+    variant_id: { own: [a.variant], foreign: [b.variant], omit: 4 },
+    customer_id: { own: [a.customer, a.affiliate], foreign: [b.customer] },
+    quantity: { own: [1, 1, 2] },
+    options: { own: [{}], omit: 4 },
+    addons: { own: [[]], omit: 4 },
+    coupon_code: { own: [a.couponCode], foreign: [b.couponCode], omit: 4 },
+    affiliate_code: { own: ['ADA10'], omit: 4 },
+    gateway: { own: ['SANDBOX'], omit: 4 },
+    currency: { own: ['USD'], omit: 4 },
+    amount: { own: [], omit: 4 },
+    expires_at: { own: [4_000_000_000], omit: 4 },
+    key: { own: ['TENANCY-LICENSE-0001'] },
+    hwid: { own: ['HW-TENANCY'], omit: 4 },
+    // Each accepted save moves the draft one revision on.
+    expected_revision: { own: [0, 1, 2].map((n) => (draft.body as { data: { revision: number } }).data.revision + n) },
+    document: { own: [(draft.body as { data: { document: unknown } }).data.document] },
+    domain: { own: ['shop-a.example.com', 'www.shop-a.example.org'] },
+    client_id: { own: [oauthClient.id], foreign: ['app_unknown'] },
+    client_secret: { own: oauthClient.secret ? [oauthClient.secret] : [], foreign: ['mcs_wrong'] },
+    redirect_uri: { own: [redirectUri] },
+    scope: { own: ['orders.read', 'products.read customers.read'], omit: 4 },
+    code_challenge: { own: [], omit: 8 },
+    code_verifier: { own: [], omit: 8 },
+    grant_type: { own: ['authorization_code', 'refresh_token'] },
+    code: { own: codes, omit: 2 },
+    refresh_token: { own: [refresh], omit: 2 },
+  };
+}
 
 function idPool(model: OperationModel, param: string): IdPool {
   const ref = model.pathParams.find((p) => p.name === param)?.ref ?? '';
@@ -277,14 +331,7 @@ describe.each(models.map((m) => [m.operationId, m] as const))('%s', (operationId
         client_id: fc.constantFrom(oauthClient.id, oauthClient.id, 'app_unknown'),
         redirect_uri: fc.constantFrom(redirectUri, redirectUri, 'https://evil.example/cb'),
       },
-      pinnedBody: {
-        client_id: fc.constantFrom(oauthClient.id, 'app_unknown'),
-        ...(oauthClient.secret ? { client_secret: fc.constantFrom(oauthClient.secret, 'mcs_wrong') } : {}),
-        redirect_uri: fc.constant(redirectUri),
-        // Top-level references to shop A's resources, so valid bodies get past the look-up to the business rules.
-        product_id: fc.constantFrom(shops.a.ids.product, shops.a.ids.serialProduct, shops.b.ids.product),
-        customer_id: fc.constantFrom(shops.a.ids.customer, shops.a.ids.affiliate, shops.b.ids.customer),
-      },
+      references,
     });
     const errors: string[] = [];
     for (const family of ['valid', 'mutated'] as const) {
