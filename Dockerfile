@@ -24,4 +24,5 @@ EXPOSE 3000
 # With DATABASE_URL unset the embedded database lives in /data: mount a volume there to keep it.
 VOLUME ["/data"]
 HEALTHCHECK --interval=30s --timeout=3s CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
-CMD ["node", "dist/src/server.js"]
+# The heap flags of `npm start` (package.json): see README, "Memory".
+CMD ["node", "--max-semi-space-size=16", "--max-old-space-size=384", "dist/src/server.js"]

@@ -3,15 +3,22 @@
 // on these machines, is left out of both sides) and the bare baseline (test/bench/bare-server.mjs). Each is spawned
 // in its own process group and polled with an authenticated GET until it answers 200.
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const root = join(__dirname, '..', '..');
+
+/** The node flags `npm start` gives the server (package.json's start script), so the bench measures what ships. */
+function startFlags(): string[] {
+  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: { start: string } };
+  return pkg.scripts.start.split(/\s+/).filter((arg) => arg.startsWith('--'));
+}
 
 export type ServerKind = 'full' | 'bare';
 
 const commands: Record<ServerKind, { args: string[]; banner: RegExp; probe: string }> = {
   full: {
-    args: [join(root, 'codegen', 'start.mjs')],
+    args: [...startFlags(), join(root, 'codegen', 'start.mjs')],
     banner: /listening on http:\/\/localhost:(\d+)/,
     probe: '/dev/v1/me',
   },
