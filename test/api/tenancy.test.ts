@@ -17,6 +17,7 @@ import { operations } from '../../src/generated/operations';
 import { loadSpec } from '../../src/spec';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
 import {
+  contractParameterKinds,
   createTwoShops,
   isResourceKind,
   shopDataShape,
@@ -31,32 +32,6 @@ const spec = loadSpec();
 // ---------------------------------------------------------------------------------------------------------------
 // The contract's path parameters -> resource kinds
 // ---------------------------------------------------------------------------------------------------------------
-
-/** The resource kind of each path parameter of the contract, by its components/parameters name. */
-const parameterKinds: Readonly<Record<string, string>> = {
-  ProductId: 'product',
-  OrderId: 'order',
-  ItemId: 'orderItem',
-  CustomerId: 'customer',
-  AffiliateCustomerId: 'affiliate',
-  AffiliateApplicationId: 'affiliateApplication',
-  PaymentLinkId: 'paymentLink',
-  FieldId: 'variantField',
-  QuantityDealUniqid: 'quantityDeal',
-  SubscriptionId: 'subscription',
-  LicenseId: 'license',
-  WebhookId: 'webhook',
-  WebhookLogId: 'webhookLog',
-  EventId: 'event',
-  ThemeId: 'theme',
-  PreviewSessionId: 'previewSession',
-  DomainId: 'domain',
-  BotId: 'messagingBot',
-  ReportId: 'report',
-  SessionId: 'dashboardSession',
-  ResellerId: 'reseller',
-  CouponCode: 'couponCode',
-};
 
 /** Where an operation needs a particular resource of a kind (claims need a SERIALS product without variants). */
 const operationKinds: Readonly<Record<string, Readonly<Record<string, ResourceKind>>>> = {
@@ -119,7 +94,7 @@ const routes: Route[] = (Object.keys(operations) as OperationId[])
     const params = [...path.matchAll(/\{([^}]+)\}/g)].map(([, name]) => {
       const found = declared.find((d) => d.def?.in === 'path' && d.def?.name === name);
       const ref = found?.ref ?? 'inline';
-      return { name: name!, ref, kind: operationKinds[operationId]?.[name!] ?? parameterKinds[ref] };
+      return { name: name!, ref, kind: operationKinds[operationId]?.[name!] ?? contractParameterKinds[ref] };
     });
     const query: Record<string, string> = {};
     for (const { def } of declared) {
@@ -144,7 +119,7 @@ const implementedRoutes = routes.filter((r) => r.implemented);
 function idFor(shop: TenantShop, kind: string | undefined): { id: string; real: boolean } {
   if (kind !== undefined && isResourceKind(kind)) return { id: shop.ids[kind], real: true };
   if (kind !== undefined && placeholderIds[kind] !== undefined) return { id: placeholderIds[kind], real: false };
-  throw new Error(`no resource kind for this parameter: map it in parameterKinds of test/api/tenancy.test.ts`);
+  throw new Error(`no resource kind for this parameter: map it in contractParameterKinds of test/helpers/two-shops.ts`);
 }
 
 /** An id of the same shape that exists in no shop. */

@@ -23,7 +23,13 @@ import { loadSpec } from '../../src/spec';
 import { assertMatchesContract } from '../helpers/contract';
 import { codeFor, exchange, newApp, redirectUri } from '../helpers/oauth-apps';
 import { startTestApp, type TestApp } from '../helpers/test-app';
-import { createTwoShops, isResourceKind, type ResourceKind, type TwoShops } from '../helpers/two-shops';
+import {
+  contractParameterKinds,
+  createTwoShops,
+  isResourceKind,
+  type ResourceKind,
+  type TwoShops,
+} from '../helpers/two-shops';
 import {
   clip,
   operationModels,
@@ -39,31 +45,6 @@ const runs = Math.max(1, Number(process.env.FUZZ_RUNS ?? 25));
 const baseSeed = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : randomBytes(4).readInt32LE(0);
 const only = process.env.FUZZ_OPS?.split(',').map((s) => s.trim());
 
-/** The resource kind behind each path parameter (its components/parameters name), as test/api/tenancy.test.ts. */
-const parameterKinds: Readonly<Record<string, ResourceKind>> = {
-  ProductId: 'product',
-  OrderId: 'order',
-  ItemId: 'orderItem',
-  CustomerId: 'customer',
-  AffiliateCustomerId: 'affiliate',
-  AffiliateApplicationId: 'affiliateApplication',
-  PaymentLinkId: 'paymentLink',
-  FieldId: 'variantField',
-  QuantityDealUniqid: 'quantityDeal',
-  SubscriptionId: 'subscription',
-  LicenseId: 'license',
-  WebhookId: 'webhook',
-  WebhookLogId: 'webhookLog',
-  EventId: 'event',
-  ThemeId: 'theme',
-  PreviewSessionId: 'previewSession',
-  DomainId: 'domain',
-  BotId: 'messagingBot',
-  ReportId: 'report',
-  SessionId: 'dashboardSession',
-  ResellerId: 'reseller',
-  CouponCode: 'couponCode',
-};
 /** Operations that need a particular resource of a kind, plus the other ids that fit them. */
 const operationKinds: Readonly<Record<string, Readonly<Record<string, ResourceKind[]>>>> = {
   claimProductSerials: { id: ['serialProduct', 'product'] },
@@ -242,7 +223,8 @@ async function referencesOf(): Promise<References> {
 
 function idPool(model: OperationModel, param: string): IdPool {
   const ref = model.pathParams.find((p) => p.name === param)?.ref ?? '';
-  const kinds = operationKinds[model.operationId]?.[param] ?? (parameterKinds[ref] ? [parameterKinds[ref]] : []);
+  const kinds =
+    operationKinds[model.operationId]?.[param] ?? (contractParameterKinds[ref] ? [contractParameterKinds[ref]] : []);
   const valid = kinds.filter(isResourceKind);
   return {
     own: valid.map((k) => shops.a.ids[k]),
@@ -311,10 +293,10 @@ const models = operationModels(spec)
 test('the fuzz covers every operation of the contract', () => {
   const all = operationModels(spec);
   if (!only) expect(models).toHaveLength(all.length);
-  // A path parameter without a resource kind would only ever get random ids: map new ones in parameterKinds.
+  // A path parameter without a resource kind would only ever get random ids: map new ones in contractParameterKinds.
   const unmapped = all.flatMap((m) =>
     m.pathParams
-      .filter((p) => !operationKinds[m.operationId]?.[p.name] && !parameterKinds[p.ref ?? ''])
+      .filter((p) => !operationKinds[m.operationId]?.[p.name] && !contractParameterKinds[p.ref ?? ''])
       .map((p) => `${m.operationId} {${p.name}}`),
   );
   expect(unmapped).toEqual([]);

@@ -106,6 +106,32 @@ export const resourceKinds = [
 export type ResourceKind = (typeof resourceKinds)[number];
 export type ShopIds = Readonly<Record<ResourceKind, string>>;
 
+/** The resource kind of each path parameter of the contract, by its components/parameters name. */
+export const contractParameterKinds: Readonly<Record<string, ResourceKind>> = {
+  ProductId: 'product',
+  OrderId: 'order',
+  ItemId: 'orderItem',
+  CustomerId: 'customer',
+  AffiliateCustomerId: 'affiliate',
+  AffiliateApplicationId: 'affiliateApplication',
+  PaymentLinkId: 'paymentLink',
+  FieldId: 'variantField',
+  QuantityDealUniqid: 'quantityDeal',
+  SubscriptionId: 'subscription',
+  LicenseId: 'license',
+  WebhookId: 'webhook',
+  WebhookLogId: 'webhookLog',
+  EventId: 'event',
+  ThemeId: 'theme',
+  PreviewSessionId: 'previewSession',
+  DomainId: 'domain',
+  BotId: 'messagingBot',
+  ReportId: 'report',
+  SessionId: 'dashboardSession',
+  ResellerId: 'reseller',
+  CouponCode: 'couponCode',
+};
+
 export function isResourceKind(kind: string): kind is ResourceKind {
   return (resourceKinds as readonly string[]).includes(kind);
 }
