@@ -1,16 +1,17 @@
 // The order lists' two queries per page: a keyset page of the shop's invoices (all kinds, or orders alone) and the
 // line items of that page's invoices.
 import { sql } from 'kysely';
+import { orderItemViewColumns, orderViewColumns } from '../../src/views/order';
 import type { OrderItemRow } from '../tables';
 import type { Keyset } from './keyset';
 import { prepare } from './prepared';
 import { pageOf, type PageRow } from './shop-rows';
 import { inShop, type ReadDb } from './shop-scope';
 
-export type OrderPageRow = PageRow<'orders'>;
+export type OrderPageRow = PageRow<'orders', (typeof orderViewColumns)[number]>;
 
-/** One keyset page of the shop's invoices, orders and generic payments alike. */
-export const invoicesPage = pageOf('orders');
+/** One keyset page of the shop's invoices, orders and generic payments alike: the columns their views show. */
+export const invoicesPage = pageOf('orders', orderViewColumns);
 
 // `kind` is a fixed condition of the orders list, not a filter of the request: as the keyset's first filter it is
 // part of the compiled shape, and it matches the leading columns of the orders_shop_kind_<sort>_idx indexes.
@@ -26,19 +27,22 @@ export function ordersPage(db: ReadDb, shopId: string, keyset: Keyset): Promise<
 const itemsOfOrderIds = prepare(['shopId', 'orderIds'], (db, shopId, orderIds) =>
   inShop(db, shopId)
     .selectFrom('order_items')
-    .selectAll()
+    .select([...orderItemViewColumns, 'order_id', 'license_count'])
     .where('order_id', '=', sql<string>`any(${orderIds})`)
     .orderBy('order_id')
     .orderBy('position'),
-) as (db: ReadDb, shopId: string, orderIds: string[]) => Promise<OrderItemRow[]>;
+) as (db: ReadDb, shopId: string, orderIds: string[]) => Promise<OrderPageItem[]>;
+
+/** A line of a page's orders: what its view shows, and what groups it and finds its license keys. */
+export type OrderPageItem = Pick<OrderItemRow, (typeof orderItemViewColumns)[number] | 'order_id' | 'license_count'>;
 
 /** The items of the given orders, in line order, by order id (an order without items maps to none). */
 export async function itemsOfOrderPage(
   db: ReadDb,
   shopId: string,
   orderIds: string[],
-): Promise<Map<string, OrderItemRow[]>> {
-  const byOrder = new Map<string, OrderItemRow[]>();
+): Promise<Map<string, OrderPageItem[]>> {
+  const byOrder = new Map<string, OrderPageItem[]>();
   if (orderIds.length === 0) return byOrder;
   for (const row of await itemsOfOrderIds(db, shopId, orderIds)) {
     const list = byOrder.get(row.order_id);

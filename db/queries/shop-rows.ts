@@ -5,33 +5,40 @@ import type { Database } from '../tables';
 import { applyKeyset, keysetParameters, keysetShape, type Keyset } from './keyset';
 import { inShop, type ReadDb, type ShopTable } from './shop-scope';
 
-export type PageRow<T extends ShopTable> = Selectable<Database[T]> & { cursor_value: string };
+type Column<T extends ShopTable> = keyof Selectable<Database[T]> & string;
 
-/** `limit + 1` rows of the shop's table in the keyset's order, matching its filters (see keyset.ts). */
-export function pageOf<T extends ShopTable>(table: T) {
+export type PageRow<T extends ShopTable, C extends Column<T> = Column<T>> = Pick<Selectable<Database[T]>, C> & {
+  cursor_value: string;
+};
+
+/**
+ * `limit + 1` rows of the shop's table in the keyset's order, matching its filters (see keyset.ts): every column, or
+ * only `columns` (what the page's view reads: a wide table's unused columns cost parsing on every request).
+ */
+export function pageOf<T extends ShopTable, C extends Column<T> = Column<T>>(table: T, columns?: readonly C[]) {
   // A list page runs on every list request; building it with Kysely each time costs more than the rest of the
   // query's handling. Its SQL depends only on the keyset's shape (which filters, which sort, whether there is a
   // cursor), a finite set given by the list's allow-lists, so each shape is compiled once and reused with the
   // request's values. The first compile of a shape checks that the values land where Kysely put them.
   const compiled = new Map<string, string>();
-  return async (db: ReadDb, shopId: string, keyset: Keyset): Promise<PageRow<T>[]> => {
+  return async (db: ReadDb, shopId: string, keyset: Keyset): Promise<PageRow<T, C>[]> => {
     const shape = keysetShape(keyset);
     const values = [shopId, ...keysetParameters(keyset)];
     let text = compiled.get(shape);
     if (text === undefined) {
-      const query = applyKeyset(
-        inShop(db, shopId)
-          .selectFrom(table as ShopTable)
-          .selectAll(),
-        keyset,
-      ).compile();
+      const from = inShop(db, shopId).selectFrom(table as ShopTable);
+      // The row type is PageRow's either way (the cast): which columns is a list of names, not a type Kysely follows.
+      const selected = (columns ? from.select(columns as never) : from.selectAll()) as ReturnType<
+        typeof from.selectAll
+      >;
+      const query = applyKeyset(selected, keyset).compile();
       if (query.parameters.length !== values.length || query.parameters.some((p, i) => p !== values[i])) {
         throw new Error(`pageOf(${table}): the page query's parameters are not in the expected order`);
       }
       text = query.sql;
       compiled.set(shape, text);
     }
-    return (await db.executeQuery<PageRow<T>>(CompiledQuery.raw(text, values))).rows;
+    return (await db.executeQuery<PageRow<T, C>>(CompiledQuery.raw(text, values))).rows;
   };
 }
 

@@ -83,23 +83,50 @@ const rawJson = (JSON as unknown as { rawJSON(text: string): RawJson }).rawJSON;
  * is on the wire (and in the contract); only JSON.stringify ever reads it.
  */
 export function jsonAmount(numeric: string | Decimal): number {
-  return rawJson(
-    typeof numeric === 'string' ? canonicalText(numeric) : canonical(decimal(numeric)),
-  ) as unknown as number;
+  if (typeof numeric !== 'string') return rawJson(canonical(decimal(numeric))) as unknown as number;
+  let raw = amountCache.get(numeric);
+  if (raw === undefined) {
+    raw = rawJson(canonicalText(numeric));
+    // Cleared, not evicted one by one: a shop's amounts repeat (prices, zeros), so a full cache is rare and the
+    // next requests refill it with what is current.
+    if (amountCache.size >= AMOUNT_CACHE_SIZE) amountCache.clear();
+    amountCache.set(numeric, raw);
+  }
+  return raw as unknown as number;
 }
 
-const plainDecimal = /^(-?)0*([0-9]+?)(?:\.([0-9]*?)0*)?$/;
+// A page of 50 orders renders ~750 amounts, most of them a handful of values (0, a few prices): their JSON is built
+// once. JSON.rawJSON's objects are frozen, so one serves every response that holds the amount.
+const AMOUNT_CACHE_SIZE = 10_000;
+const amountCache = new Map<string, RawJson>();
 
 /**
  * The canonical form of decimal text without building a Decimal: the hot path, since every amount read from
- * PostgreSQL is plain numeric text (`9.99000000`). Anything else (an exponent, `NaN`) goes through decimal.js.
+ * PostgreSQL is plain numeric text (`9.99000000`): `-?digits[.digits]`, scanned once; anything else (an exponent,
+ * `NaN`) goes through decimal.js.
  */
 function canonicalText(text: string): string {
-  const m = plainDecimal.exec(text);
-  if (!m) return canonical(decimal(text));
-  const [, sign, whole, fraction] = m;
-  const digits = fraction ? `${whole}.${fraction}` : whole!;
-  return digits === '0' ? '0' : `${sign}${digits}`;
+  const n = text.length;
+  let i = text.charCodeAt(0) === 45 ? 1 : 0; // -
+  const start = i;
+  let dot = -1;
+  for (; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 46 && dot < 0) dot = i;
+    else if (c < 48 || c > 57) return canonical(decimal(text));
+  }
+  if (i === start || dot === start) return canonical(decimal(text));
+  let end = n;
+  if (dot >= 0) {
+    while (text.charCodeAt(end - 1) === 48) end--; // trailing fractional zeros
+    if (end - 1 === dot) end = dot;
+  }
+  let first = start;
+  const wholeEnd = dot >= 0 ? dot : end;
+  while (first < wholeEnd - 1 && text.charCodeAt(first) === 48) first++; // leading zeros, keeping one
+  const digits = first === 0 && end === n ? text : text.slice(first, end);
+  if (digits === '0') return '0';
+  return start === 1 && first === 1 && end === n ? text : start === 1 ? `-${digits}` : digits;
 }
 
 /**

@@ -8,58 +8,98 @@ export function checkoutUrl(checkoutBase: string, uniqid: string): string {
   return `${checkoutBase}/invoice/${uniqid}`;
 }
 
+/**
+ * The columns an order's view reads: what a page of orders selects (db/queries/order-pages.ts), so a list reads no
+ * column it does not show. orderView's parameter type is built from it, so reading another column is a compile error.
+ */
+export const orderViewColumns = [
+  'id',
+  'uniqid',
+  'shop_id',
+  'customer_id',
+  'affiliate_link_id',
+  'affiliate_customer_id',
+  'affiliate_code',
+  'affiliate_discount_amount',
+  'customer_email',
+  'currency',
+  'status',
+  'status_details',
+  'payment_status',
+  'gateway',
+  'blockchain',
+  'flow_type',
+  'provider_reference',
+  'provider_reference_type',
+  'subtotal',
+  'discount',
+  'tax',
+  'tax_percentage',
+  'total',
+  'balance_paid',
+  'coupon_id',
+  'subscription_id',
+  'custom_fields',
+  'is_developer_invoice',
+  'developer_title',
+  'created_at',
+  'updated_at',
+] as const satisfies readonly (keyof OrderRow)[];
+
+export type OrderFields = Pick<OrderRow, (typeof orderViewColumns)[number]>;
+
+/** The columns a line item's view reads (as orderViewColumns). */
+export const orderItemViewColumns = [
+  'id',
+  'product_id',
+  'product_title',
+  'product_type',
+  'variant_title',
+  'quantity',
+  'unit_price',
+  'total',
+  'custom_fields',
+  'delivery_instructions',
+  'delivery_instructions_label',
+  'delivery_status',
+  'delivered_at',
+  'delivered_items',
+  'variant_options',
+  'addons',
+  'quantity_discount',
+] as const satisfies readonly (keyof OrderItemRow)[];
+
 export type OrderItemFields = Pick<
   OrderItemRow,
-  | 'id'
-  | 'product_id'
-  | 'product_title'
-  | 'product_type'
-  | 'variant_title'
-  | 'quantity'
-  | 'unit_price'
-  | 'total'
-  | 'custom_fields'
-  | 'delivery_instructions'
-  | 'delivery_instructions_label'
-  | 'delivery_status'
-  | 'delivered_at'
-  | 'delivered_items'
+  Exclude<(typeof orderItemViewColumns)[number], 'variant_options' | 'addons' | 'quantity_discount'>
 > &
   // What the item was bought with (catalog extras, migration 0009); optional so rows without them still render.
   Partial<Pick<OrderItemRow, 'variant_options' | 'addons' | 'quantity_discount'>>;
 
-/** The optional keys of a line's catalog extras: present only when the item has them. */
-function itemExtras(row: OrderItemFields) {
-  return {
-    ...(row.variant_options && row.variant_options.length > 0
-      ? {
-          variant_options: row.variant_options.map((o) => ({
-            field_id: o.field_id,
-            name: o.name,
-            option_id: o.option_id,
-            value: o.value,
-            price_adjustment: jsonAmount(o.price_adjustment),
-          })),
-        }
-      : {}),
-    ...(row.addons && row.addons.length > 0
-      ? {
-          addons: row.addons.map((a) => ({
-            id: a.id,
-            title: a.title,
-            unit_price: jsonAmount(a.unit_price),
-            total: jsonAmount(a.total),
-          })),
-        }
-      : {}),
-    ...(row.quantity_discount !== undefined && /[1-9]/.test(row.quantity_discount)
-      ? { quantity_discount: jsonAmount(row.quantity_discount) }
-      : {}),
-  };
-}
-
+/**
+ * A line item as the contract's OrderItem. The catalog extras and delivered items are keys only when the line has
+ * them; they are set on the one object rather than spread into copies (a page renders 150 of these).
+ */
 export function orderItemView(row: OrderItemFields) {
-  const view = {
+  const view: {
+    id: string;
+    product_id: string | null;
+    product_title: string;
+    product_type: OrderItemRow['product_type'];
+    variant_title: string | null;
+    quantity: number;
+    unit_price: number;
+    total: number;
+    custom_fields: OrderItemRow['custom_fields'];
+    delivery_instructions: string | null;
+    delivery_instructions_label: string | null;
+    delivery_status: OrderItemRow['delivery_status'];
+    delivered_at: string | null;
+    variant_options?: { field_id: string; name: string; option_id: string; value: string; price_adjustment: number }[];
+    addons?: { id: string; title: string; unit_price: number; total: number }[];
+    quantity_discount?: number;
+    delivered_items?: NonNullable<OrderItemRow['delivered_items']>;
+  } = {
     id: row.id,
     product_id: row.product_id,
     product_title: row.product_title,
@@ -73,12 +113,32 @@ export function orderItemView(row: OrderItemFields) {
     delivery_instructions_label: row.delivery_instructions_label,
     delivery_status: row.delivery_status,
     delivered_at: row.delivered_at ? row.delivered_at.toISOString() : null,
-    ...itemExtras(row),
   };
-  return row.delivered_items ? { ...view, delivered_items: row.delivered_items } : view;
+  if (row.variant_options && row.variant_options.length > 0) {
+    view.variant_options = row.variant_options.map((o) => ({
+      field_id: o.field_id,
+      name: o.name,
+      option_id: o.option_id,
+      value: o.value,
+      price_adjustment: jsonAmount(o.price_adjustment),
+    }));
+  }
+  if (row.addons && row.addons.length > 0) {
+    view.addons = row.addons.map((a) => ({
+      id: a.id,
+      title: a.title,
+      unit_price: jsonAmount(a.unit_price),
+      total: jsonAmount(a.total),
+    }));
+  }
+  if (row.quantity_discount !== undefined && /[1-9]/.test(row.quantity_discount)) {
+    view.quantity_discount = jsonAmount(row.quantity_discount);
+  }
+  if (row.delivered_items) view.delivered_items = row.delivered_items;
+  return view;
 }
 
-export function orderView(row: OrderRow, items: OrderItemFields[], checkoutBase: string) {
+export function orderView(row: OrderFields, items: OrderItemFields[], checkoutBase: string) {
   return {
     id: row.id,
     uniqid: row.uniqid,

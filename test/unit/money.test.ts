@@ -44,6 +44,16 @@ describe('jsonAmount', () => {
     );
   });
 
+  test('amounts seen before (cached) and after the cache fills and is cleared still come out exactly', () => {
+    for (let round = 0; round < 2; round++) {
+      for (let units = 0; units < 25_000; units++) {
+        const stored = `${Math.floor(units / 100)}.${String(units % 100).padStart(2, '0')}000000`;
+        expect(json(jsonAmount(stored))).toBe(json(jsonAmount(new Decimal(stored))));
+      }
+    }
+    expect(jsonAmount('19.99000000')).toBe(jsonAmount('19.99000000'));
+  });
+
   test('refuses what is not a finite number', () => {
     expect(() => jsonAmount('NaN')).toThrow();
     expect(() => jsonAmount('Infinity')).toThrow();
