@@ -25,4 +25,4 @@ EXPOSE 3000
 VOLUME ["/data"]
 HEALTHCHECK --interval=30s --timeout=3s CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 # The heap flags of `npm start` (package.json): see README, "Memory".
-CMD ["node", "--max-semi-space-size=16", "--max-old-space-size=384", "dist/src/server.js"]
+CMD ["node", "--max-semi-space-size=20", "--max-old-space-size=384", "dist/src/server.js"]

@@ -176,7 +176,14 @@ export async function sideBySide(
   full: () => Promise<Load>,
 ): Promise<{ baseline: Load; full: Load; rounds: { baseline: Load; full: Load }[] }> {
   const rounds: { baseline: Load; full: Load }[] = [];
-  for (let i = 0; i < settings.rounds; i++) rounds.push({ baseline: await baseline(), full: await full() });
+  // Which side runs first alternates: on a shared machine whose load drifts, a fixed order would favour one side.
+  for (let i = 0; i < settings.rounds; i++) {
+    if (i % 2 === 0) rounds.push({ baseline: await baseline(), full: await full() });
+    else {
+      const f = await full();
+      rounds.push({ baseline: await baseline(), full: f });
+    }
+  }
   return {
     baseline: summary(rounds.map((r) => r.baseline)),
     full: summary(rounds.map((r) => r.full)),

@@ -103,12 +103,20 @@ export async function benchOrderLists(db: Kysely<Database>, databaseUrl: string)
     }
 
     const rounds: { baseline: Load; page1: Load; deep: Load }[] = [];
+    const baselineRun = () => load(`${bare.url}/orders`, key, { rssPid: bare.pid });
+    const page1Run = () => load(`${full.url}${page1Path}`, key, { rssPid: full.pid });
+    const deepRun = () => load(`${full.url}${deepPath}`, key, { rssPid: full.pid });
     for (let i = 0; i < settings.rounds; i++) {
-      rounds.push({
-        baseline: await load(`${bare.url}/orders`, key, { rssPid: bare.pid }),
-        page1: await load(`${full.url}${page1Path}`, key, { rssPid: full.pid }),
-        deep: await load(`${full.url}${deepPath}`, key, { rssPid: full.pid }),
-      });
+      // The order alternates (as sideBySide's): on a shared machine whose load drifts, a fixed order favours a side.
+      if (i % 2 === 0) {
+        const baseline = await baselineRun();
+        const page1 = await page1Run();
+        rounds.push({ baseline, page1, deep: await deepRun() });
+      } else {
+        const deep = await deepRun();
+        const page1 = await page1Run();
+        rounds.push({ baseline: await baselineRun(), page1, deep });
+      }
     }
     const page1 = summary(rounds.map((r) => r.page1));
     const deepLoad = summary(rounds.map((r) => r.deep));

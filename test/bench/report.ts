@@ -127,7 +127,7 @@ function machineText(m: Machine): string {
       (settings.quickRequests > 0
         ? `${settings.quickRequests} requests per run without warm-up (QUICK MODE, BENCH_QUICK=1: not a measurement)`
         : `${settings.seconds} s per measured run after a ${settings.warmupSeconds} s warm-up`) +
-      `, ${settings.rounds} round(s) of baseline then whole stack (medians), ` +
+      `, ${settings.rounds} round(s) of baseline and whole stack, which goes first alternating (medians), ` +
       `${settings.coldRuns} start(s) per cold-start setting`,
   ].join('\n');
 }

@@ -7,7 +7,7 @@ const num = (name: string, full: number, small: number) => Number(process.env[na
 export const settings = {
   quick,
   /** Seconds of each measured load run (after a warm-up run). */
-  seconds: num('BENCH_SECONDS', 10, 1),
+  seconds: num('BENCH_SECONDS', 6, 1),
   /**
    * Quick mode: each load run is this many requests instead (~1-2 s on an idle machine), without a warm-up run,
    * so a busy machine makes it slower rather than empty.
@@ -15,8 +15,8 @@ export const settings = {
   quickRequests: num('BENCH_QUICK_REQUESTS', 0, 100),
   warmupSeconds: num('BENCH_WARMUP_SECONDS', 2, 1),
   connections: num('BENCH_CONNECTIONS', 50, 20),
-  /** Rounds of baseline-then-whole-stack; the medians are reported. */
-  rounds: num('BENCH_ROUNDS', 3, 1),
+  /** Rounds of baseline and whole stack (which goes first alternates); the medians are reported. */
+  rounds: num('BENCH_ROUNDS', 5, 1),
   /** `npm start`-style starts per cold-start setting. */
   coldRuns: num('BENCH_COLD_RUNS', 3, 1),
   /** Orders of the list scenario; the deep page is the last full page of them. */
