@@ -195,11 +195,25 @@ async function referencesOf(): Promise<References> {
     variant_id: { own: [a.variant], foreign: [b.variant], omit: 4 },
     customer_id: { own: [a.customer, a.affiliate], foreign: [b.customer] },
     quantity: { own: [1, 1, 2] },
+    // createOrder's lines: each generated line may name a product that needs a variant, another shop's, or none; a
+    // list of several is then almost never valid as a whole, so whole known-good lists are drawn too.
+    items: {
+      own: [
+        [{ product_id: a.product, variant_id: a.variant, quantity: 1 }],
+        // Not serialProduct: its three serials are for claimProductSerials and the seeded orders.
+        [{ product_id: a.product, variant_id: a.variant, quantity: 2 }],
+      ],
+    },
+    // The two shops hold no attachments: a delivery of files is left out where another kind of content can go.
+    files: { own: [], omit: 6 },
     options: { own: [{}], omit: 4 },
     addons: { own: [[]], omit: 4 },
     coupon_code: { own: [a.couponCode], foreign: [b.couponCode], omit: 4 },
     affiliate_code: { own: ['ADA10'], omit: 4 },
     gateway: { own: ['SANDBOX'], omit: 4 },
+    // A random string is rarely an IP address (422 on ip_address), and both are checked against the blacklist.
+    ip_address: { own: ['203.0.113.7', '2001:db8::7'], omit: 4 },
+    country: { own: ['US', 'DE'], omit: 4 },
     currency: { own: ['USD'], omit: 4 },
     amount: { own: [], omit: 4 },
     expires_at: { own: [4_000_000_000], omit: 4 },
