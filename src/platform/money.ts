@@ -100,33 +100,19 @@ export function jsonAmount(numeric: string | Decimal): number {
 const AMOUNT_CACHE_SIZE = 10_000;
 const amountCache = new Map<string, RawJson>();
 
+const plainDecimal = /^(-?)0*([0-9]+?)(?:\.([0-9]*?)0*)?$/;
+
 /**
- * The canonical form of decimal text without building a Decimal: the hot path, since every amount read from
- * PostgreSQL is plain numeric text (`9.99000000`): `-?digits[.digits]`, scanned once; anything else (an exponent,
- * `NaN`) goes through decimal.js.
+ * The canonical form of decimal text without building a Decimal (every amount read from PostgreSQL is plain numeric
+ * text, `9.99000000`); anything else (an exponent, `NaN`) goes through decimal.js. Runs once per distinct text: the
+ * cache above keeps its result.
  */
 function canonicalText(text: string): string {
-  const n = text.length;
-  let i = text.charCodeAt(0) === 45 ? 1 : 0; // -
-  const start = i;
-  let dot = -1;
-  for (; i < n; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 46 && dot < 0) dot = i;
-    else if (c < 48 || c > 57) return canonical(decimal(text));
-  }
-  if (i === start || dot === start) return canonical(decimal(text));
-  let end = n;
-  if (dot >= 0) {
-    while (text.charCodeAt(end - 1) === 48) end--; // trailing fractional zeros
-    if (end - 1 === dot) end = dot;
-  }
-  let first = start;
-  const wholeEnd = dot >= 0 ? dot : end;
-  while (first < wholeEnd - 1 && text.charCodeAt(first) === 48) first++; // leading zeros, keeping one
-  const digits = first === 0 && end === n ? text : text.slice(first, end);
-  if (digits === '0') return '0';
-  return start === 1 && first === 1 && end === n ? text : start === 1 ? `-${digits}` : digits;
+  const m = plainDecimal.exec(text);
+  if (!m) return canonical(decimal(text));
+  const [, sign, whole, fraction] = m;
+  const digits = fraction ? `${whole}.${fraction}` : whole!;
+  return digits === '0' ? '0' : `${sign}${digits}`;
 }
 
 /**

@@ -171,18 +171,26 @@ export function summary(runs: Load[]): Load {
 }
 
 /** Rounds of baseline then whole stack, one after the other, so both see the same machine (and its other load). */
+/**
+ * Runs one round's measurements one after the other, in the given order on even rounds and reversed on odd ones (the
+ * results come back in the given order): on a shared machine whose load drifts, a fixed order would favour a side.
+ */
+export async function inAlternatingOrder<T>(round: number, runs: (() => Promise<T>)[]): Promise<T[]> {
+  const results = new Array<T>(runs.length);
+  const order = runs.map((_, i) => i);
+  if (round % 2 === 1) order.reverse();
+  for (const i of order) results[i] = await runs[i]!();
+  return results;
+}
+
 export async function sideBySide(
   baseline: () => Promise<Load>,
   full: () => Promise<Load>,
 ): Promise<{ baseline: Load; full: Load; rounds: { baseline: Load; full: Load }[] }> {
   const rounds: { baseline: Load; full: Load }[] = [];
-  // Which side runs first alternates: on a shared machine whose load drifts, a fixed order would favour one side.
   for (let i = 0; i < settings.rounds; i++) {
-    if (i % 2 === 0) rounds.push({ baseline: await baseline(), full: await full() });
-    else {
-      const f = await full();
-      rounds.push({ baseline: await baseline(), full: f });
-    }
+    const [b, f] = await inAlternatingOrder(i, [baseline, full]);
+    rounds.push({ baseline: b!, full: f! });
   }
   return {
     baseline: summary(rounds.map((r) => r.baseline)),

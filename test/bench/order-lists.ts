@@ -13,7 +13,7 @@ import * as admin from '../../src/domain/admin';
 import { orderListSpec } from '../../src/domain/order-lists';
 import { CursorCodec } from '../../src/platform/cursor';
 import { listQueryBinding, parseListQuery } from '../../src/platform/list-query';
-import { load, summary, type Load } from './load';
+import { inAlternatingOrder, load, summary, type Load } from './load';
 import { startServer } from './processes';
 import { settings } from './settings';
 
@@ -107,16 +107,8 @@ export async function benchOrderLists(db: Kysely<Database>, databaseUrl: string)
     const page1Run = () => load(`${full.url}${page1Path}`, key, { rssPid: full.pid });
     const deepRun = () => load(`${full.url}${deepPath}`, key, { rssPid: full.pid });
     for (let i = 0; i < settings.rounds; i++) {
-      // The order alternates (as sideBySide's): on a shared machine whose load drifts, a fixed order favours a side.
-      if (i % 2 === 0) {
-        const baseline = await baselineRun();
-        const page1 = await page1Run();
-        rounds.push({ baseline, page1, deep: await deepRun() });
-      } else {
-        const deep = await deepRun();
-        const page1 = await page1Run();
-        rounds.push({ baseline: await baselineRun(), page1, deep });
-      }
+      const [baseline, page1, deep] = await inAlternatingOrder(i, [baselineRun, page1Run, deepRun]);
+      rounds.push({ baseline: baseline!, page1: page1!, deep: deep! });
     }
     const page1 = summary(rounds.map((r) => r.page1));
     const deepLoad = summary(rounds.map((r) => r.deep));
