@@ -3,11 +3,12 @@
 //
 // A grant (one approval) is the root of a token family: the code it issued, the access tokens `mat_…` (rows of
 // `credentials`, 1 hour) and the refresh tokens `mrt_…` (30 days, rotated on every use). A code used twice, or a
-// refresh token used after it was rotated, revokes the whole family (RFC 9700 §2.2.2, §4.14.2). Codes and refresh
-// tokens are locked while they are used, so of two uses at once the second waits for the first to commit and then
-// sees it used: the same code exchanged twice at once yields exactly one token pair, then the family is revoked as a
-// replay; the same refresh token used twice at once yields exactly one new pair, then the family is revoked as a
-// reuse.
+// refresh token used after it was rotated, revokes the whole family (RFC 9700 §2.2.2, §4.14.2); a failed exchange
+// of a live code (wrong PKCE verifier, redirect URI or client) burns it, so a later right one fails too. Codes and
+// refresh tokens are locked while they are used, so of two uses at once the second waits for the first to commit and
+// then sees it used: the same code exchanged twice at once yields exactly one token pair, then the family is revoked
+// as a replay (and a wrong and a right exchange at once never both succeed); the same refresh token used twice at
+// once yields exactly one new pair, then the family is revoked as a reuse.
 import { timingSafeEqual } from 'node:crypto';
 import type { Transaction } from 'kysely';
 import type { Database, OAuthClientRow } from '../../db/tables';
@@ -158,9 +159,10 @@ function required(value: string | undefined, name: string): string {
 }
 
 /**
- * The token endpoint. Every refusal is an OAuthError; the two that change something (a replayed code, a reused
- * refresh token) revoke the family first, in this transaction, and the caller answers the error after committing it
- * (the handler returns the error as its result, so the unit of work commits).
+ * The token endpoint. Every refusal is an OAuthError; those that change something (a replayed code or a reused
+ * refresh token revokes its family; any other refusal of a live code burns it) write that first, in this
+ * transaction, and the caller answers the error after committing it (the handler returns the error as its result,
+ * so the unit of work commits).
  */
 export async function exchangeToken(
   trx: Transaction<Database>,
@@ -194,33 +196,64 @@ async function redeemCode(
   now: Date,
 ): Promise<TokenResponse> {
   const codeText = required(body.code, 'code');
-  const redirectUri = required(body.redirect_uri, 'redirect_uri');
   const invalid = (why: string) => new OAuthError('invalid_grant', why);
   const code = await codeByHashForUpdate(trx, hashOAuthSecret(codeText));
   if (!code) throw invalid('The authorization code is unknown, used or expired.');
-  // Another client's code: refused without consuming it (the client it belongs to may still redeem it).
-  if (code.client_id !== client.id) throw invalid('The authorization code was issued to another client.');
+  // First, before anything about the request is judged: a code presented again, by whichever client, with whatever
+  // verifier, is a replay (or a retry of a code an earlier failed exchange burned). RFC 6749 §4.1.2: deny it and
+  // revoke everything it issued.
   if (code.used_at !== null) {
     await revokeGrantFamily(trx, code.shop_id, code.grant_id, 'code_replayed', now);
-    throw invalid('The authorization code was already used; every token it issued is revoked.');
+    throw invalid(
+      'The authorization code was already used or burned by a failed exchange; any token it issued is revoked.',
+    );
   }
   if (code.grant_revoked_at !== null) throw invalid('The authorization was revoked.');
   if (code.expires_at.getTime() <= now.getTime()) throw invalid('The authorization code is unknown, used or expired.');
-  if (code.redirect_uri !== redirectUri) {
-    throw invalid('redirect_uri differs from the one of the authorization request.');
-  }
-  if (code.code_challenge !== null) {
-    const verifier = body.code_verifier;
-    if (verifier === undefined || verifier === '') throw invalid('code_verifier is required (PKCE).');
-    if (!codeVerifierPattern.test(verifier) || s256(verifier) !== code.code_challenge) {
-      throw invalid('The code_verifier does not match the code_challenge (PKCE).');
-    }
-  } else if (body.code_verifier !== undefined) {
-    // A verifier for a code issued without a challenge: a PKCE downgrade (RFC 9700 §2.1.1).
-    throw invalid('The authorization request had no code_challenge, so no code_verifier is expected.');
+  const refusal = exchangeRefusal(code, client, body);
+  if (refusal) {
+    // Burnt, as RFC 9700 recommends: a code that failed once (a wrong PKCE verifier above all) may be in an attacker's
+    // hands, and a code that survived failures could be tried again until a guess succeeds. exchangeToken returns
+    // the error as a result, so the unit of work commits the burn and the handler answers the error after it.
+    await markCodeUsed(trx, code.shop_id, code.id, now);
+    throw new OAuthError(refusal.error, `${refusal.why} The code can no longer be used; start a new authorization.`);
   }
   await markCodeUsed(trx, code.shop_id, code.id, now);
   return issueTokens(trx, code.shop_id, code.grant_id, code.grant_scopes, code.grant_scopes, now);
+}
+
+/** Why this client may not redeem this (live, unused) code with these parameters, or undefined when it may. */
+function exchangeRefusal(
+  code: { client_id: string; redirect_uri: string; code_challenge: string | null },
+  client: OAuthClientRow,
+  body: TokenRequest,
+): { error: OAuthErrorCode; why: string } | undefined {
+  // Another client holding the code means it leaked on its way to its own app: burnt like any other failure.
+  if (code.client_id !== client.id) {
+    return { error: 'invalid_grant', why: 'The authorization code was issued to another client.' };
+  }
+  if (body.redirect_uri === undefined || body.redirect_uri === '') {
+    return { error: 'invalid_request', why: 'redirect_uri is required.' };
+  }
+  if (code.redirect_uri !== body.redirect_uri) {
+    return { error: 'invalid_grant', why: 'redirect_uri differs from the one of the authorization request.' };
+  }
+  const verifier = body.code_verifier;
+  if (code.code_challenge !== null) {
+    if (verifier === undefined || verifier === '') {
+      return { error: 'invalid_grant', why: 'code_verifier is required (PKCE).' };
+    }
+    if (!codeVerifierPattern.test(verifier) || s256(verifier) !== code.code_challenge) {
+      return { error: 'invalid_grant', why: 'The code_verifier does not match the code_challenge (PKCE).' };
+    }
+  } else if (verifier !== undefined) {
+    // A verifier for a code issued without a challenge: a PKCE downgrade (RFC 9700 §2.1.1).
+    return {
+      error: 'invalid_grant',
+      why: 'The authorization request had no code_challenge, so no code_verifier is expected.',
+    };
+  }
+  return undefined;
 }
 
 async function rotateRefreshToken(

@@ -166,7 +166,18 @@ test('client_secret_post, and a wrong verifier refused through the library', asy
   await expect(
     oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: oidc.randomPKCECodeVerifier() }),
   ).rejects.toMatchObject({ error: 'invalid_grant' });
-  const tokens = await oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier });
-  // The code had been presented before (with the wrong verifier) but not consumed: this exchange is its first use.
+  // The failed exchange burnt the code: the right verifier no longer redeems it; a new authorization does.
+  await expect(oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier })).rejects.toMatchObject({
+    error: 'invalid_grant',
+  });
+  const again = await approveAuthorizationUrl(
+    oidc.buildAuthorizationUrl(config, {
+      redirect_uri: redirectUri,
+      scope: 'orders.read',
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+    }),
+  );
+  const tokens = await oidc.authorizationCodeGrant(config, again, { pkceCodeVerifier: verifier });
   expect(tokens.access_token).toMatch(/^mat_/);
 });

@@ -150,7 +150,12 @@ describe('token endpoint errors write nothing', () => {
       400,
       'invalid_request',
     );
-    await refused(() => tokenRequest(t, app, { grant_type: 'authorization_code', code: c }), 400, 'invalid_request');
+    // A missing redirect_uri names a live code: refused too, and it burns that code (test/api/oauth-code-burn.test.ts).
+    expectOAuthError(
+      await tokenRequest(t, app, { grant_type: 'authorization_code', code: await code() }),
+      400,
+      'invalid_request',
+    );
     await refused(() => tokenRequest(t, app, { code: c, redirect_uri: redirectUri }), 400, 'invalid_request');
     await refused(() => tokenRequest(t, app, { ...good(), code: '' }), 400, 'invalid_request');
     await refused(() => tokenRequest(t, app, { grant_type: 'refresh_token' }), 400, 'invalid_request');
@@ -222,14 +227,15 @@ describe('token endpoint errors write nothing', () => {
       'invalid_grant',
     );
     await refused(() => tokenRequest(t, app, { ...good(), code: 'not-even-a-code' }), 400, 'invalid_grant');
-    await refused(
-      () => tokenRequest(t, app, { ...good(), redirect_uri: 'https://app.example.com/other' }),
+    // These two name a live code, which they burn (test/api/oauth-code-burn.test.ts): each gets a code of its own.
+    expectOAuthError(
+      await tokenRequest(t, app, { ...good(), code: await code(), redirect_uri: 'https://app.example.com/other' }),
       400,
       'invalid_grant',
     );
     const otherApp = await newApp(t);
     secrets.add(otherApp.secret!);
-    await refused(() => tokenRequest(t, otherApp, good()), 400, 'invalid_grant');
+    expectOAuthError(await tokenRequest(t, otherApp, { ...good(), code: await code() }), 400, 'invalid_grant');
   });
 
   test('unsupported_grant_type', async () => {
@@ -304,19 +310,28 @@ describe('PKCE', () => {
   test('a public client: client_id only, the right verifier; wrong or missing verifier is invalid_grant', async () => {
     const pub = await newApp(t, { isPublic: true });
     const { verifier, challenge } = pkce();
-    const c = await code(pub, { challenge });
-    const base = { grant_type: 'authorization_code', code: c, redirect_uri: redirectUri };
-    for (const params of [
-      { ...base },
-      { ...base, code_verifier: pkce().verifier },
-      { ...base, code_verifier: 'short' },
-    ]) {
+    // Each failure burns its code (test/api/oauth-code-burn.test.ts), so each gets a code of its own.
+    for (const wrong of [{}, { code_verifier: pkce().verifier }, { code_verifier: 'short' }]) {
+      const params = {
+        grant_type: 'authorization_code',
+        code: await code(pub, { challenge }),
+        redirect_uri: redirectUri,
+      };
       const before = await oauthState(t);
-      const res = await tokenRequest(t, pub, params, 'none');
+      const res = await tokenRequest(t, pub, { ...params, ...wrong }, 'none');
       expectOAuthError(res, 400, 'invalid_grant');
       expect(res.body.error_description).toMatch(/code_verifier/);
-      expect(await oauthState(t)).toBe(before);
+      expect(await oauthState(t)).not.toBe(before); // the burn, and nothing else: no token was issued
+      expect(
+        await t.db
+          .selectFrom('oauth_codes')
+          .select('used_at')
+          .where('code_hash', '=', hashOAuthSecret(params.code))
+          .executeTakeFirstOrThrow(),
+      ).toEqual({ used_at: clock.now() });
     }
+    const c = await code(pub, { challenge });
+    const base = { grant_type: 'authorization_code', code: c, redirect_uri: redirectUri };
     // A public client presenting a secret is not a public client.
     expectOAuthError(
       await tokenRequest(t, { id: pub.id, secret: 'mcs_x' }, { ...base, code_verifier: verifier }, 'post'),
@@ -342,7 +357,8 @@ describe('PKCE', () => {
     const c = await code(app, { challenge });
     const base = { grant_type: 'authorization_code', code: c, redirect_uri: redirectUri };
     expectOAuthError(await tokenRequest(t, app, base), 400, 'invalid_grant');
-    expect((await tokenRequest(t, app, { ...base, code_verifier: verifier })).status).toBe(200);
+    const fresh = { ...base, code: await code(app, { challenge }) };
+    expect((await tokenRequest(t, app, { ...fresh, code_verifier: verifier })).status).toBe(200);
     const plain = await code();
     expectOAuthError(
       await tokenRequest(t, app, {
