@@ -311,7 +311,11 @@ describe('PKCE', () => {
     const pub = await newApp(t, { isPublic: true });
     const { verifier, challenge } = pkce();
     // Each failure burns its code (test/api/oauth-code-burn.test.ts), so each gets a code of its own.
-    for (const wrong of [{}, { code_verifier: pkce().verifier }, { code_verifier: 'short' }]) {
+    for (const wrong of [
+      {} as Record<string, string>,
+      { code_verifier: pkce().verifier },
+      { code_verifier: 'short' },
+    ]) {
       const params = {
         grant_type: 'authorization_code',
         code: await code(pub, { challenge }),
