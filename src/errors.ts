@@ -12,13 +12,13 @@ export interface ErrorEntry {
 export const errorCatalog = {
   UNAUTHORIZED: {
     status: 401,
-    message: 'A valid credential is required.',
-    doc: 'The `Authorization: Bearer <credential>` header is missing, malformed, unknown, expired or revoked. Send a valid API key or access token.',
+    message: 'The credential is unknown, revoked or expired.',
+    doc: 'No live credential came with the request. Every 401 carries an RFC 6750 `WWW-Authenticate: Bearer realm="Merchant Developer API"` challenge, and its message and `error` attribute say which of three cases it is. No `Authorization` header: "No credential: send Authorization: Bearer <API key or access token>." (no `error` attribute). A header that is not a Bearer credential (another scheme such as `Basic`, `Bearer` with no token or a token with characters a bearer token cannot have, or more than one `Authorization` header): "The Authorization header is not a Bearer credential." and `error="invalid_request"`. A Bearer token that is unknown, revoked or expired, or not shaped like an API key or access token: "The credential is unknown, revoked or expired." and `error="invalid_token"`, the same words for all of them, so an answer never tells which keys exist. Send a live API key `mdk_…` or OAuth access token `mat_…`; an app whose access token expired uses its refresh token.',
   },
   FORBIDDEN: {
     status: 403,
     message: 'This credential may not perform this operation.',
-    doc: 'The credential lacks the scope the operation needs (the message names it), or its shop is suspended.',
+    doc: 'The credential lacks the scope the operation needs (the message names it, and `WWW-Authenticate: Bearer ... error="insufficient_scope", scope="<the scopes needed>"` says it too, RFC 6750 §3.1), or its shop is suspended (no `WWW-Authenticate`: no other credential of that shop would do).',
   },
   VALIDATION_ERROR: {
     status: 422,
@@ -417,15 +417,76 @@ export class ValidationError extends ApiError {
   }
 }
 
+/** The realm of every Bearer challenge (RFC 6750 §3). */
+export const bearerRealm = 'Merchant Developer API';
+
+/**
+ * Why a request has no live credential, the three cases a 401 tells apart (RFC 6750 §3.1): none was sent; the
+ * Authorization header is not a Bearer credential (`invalid_request`); the bearer token is unknown, revoked, expired
+ * or malformed (`invalid_token`, one message for all, so an answer never tells which keys exist).
+ */
+export type CredentialProblem = 'missing' | 'not_bearer' | 'invalid_token';
+
+export const credentialProblemMessages: Record<CredentialProblem, string> = {
+  missing: 'No credential: send Authorization: Bearer <API key or access token>.',
+  not_bearer: 'The Authorization header is not a Bearer credential.',
+  invalid_token: 'The credential is unknown, revoked or expired.',
+};
+
+/** RFC 6750 §3: auth-param values are quoted strings that may hold neither a double quote nor a backslash. */
+function quoted(value: string): string {
+  return `"${value.replace(/[^\x20-\x21\x23-\x5B\x5D-\x7E]/g, ' ')}"`;
+}
+
+/** A `WWW-Authenticate: Bearer` challenge; without an error for a request that carried no credential at all. */
+export function bearerChallenge(
+  error?: { code: 'invalid_request' | 'invalid_token' | 'insufficient_scope'; description: string },
+  scope?: readonly string[],
+): string {
+  const params = [`realm=${quoted(bearerRealm)}`];
+  if (error) params.push(`error=${quoted(error.code)}`, `error_description=${quoted(error.description)}`);
+  if (scope) params.push(`scope=${quoted(scope.join(' '))}`);
+  return `Bearer ${params.join(', ')}`;
+}
+
+const challengeErrors = { not_bearer: 'invalid_request', invalid_token: 'invalid_token' } as const;
+
+/**
+ * 401 with its RFC 6750 challenge. RFC 6750 §3.1 would answer `invalid_request` with 400; it stays 401
+ * `UNAUTHORIZED` here, as every request without a live credential does, so clients have one status to handle and
+ * the answer still names the error in `WWW-Authenticate`.
+ */
 export class UnauthorizedError extends ApiError {
-  constructor(message?: string) {
-    super('UNAUTHORIZED', message);
+  readonly problem: CredentialProblem;
+
+  constructor(message?: string, problem: CredentialProblem = 'invalid_token') {
+    const text = message ?? credentialProblemMessages[problem];
+    super('UNAUTHORIZED', text, {
+      headers: {
+        'WWW-Authenticate': bearerChallenge(
+          problem === 'missing' ? undefined : { code: challengeErrors[problem], description: text },
+        ),
+      },
+    });
+    this.problem = problem;
   }
 }
 
 export class ForbiddenError extends ApiError {
-  constructor(message?: string) {
-    super('FORBIDDEN', message);
+  constructor(message?: string, options: { headers?: Record<string, string> } = {}) {
+    super('FORBIDDEN', message, options);
+  }
+}
+
+/** 403 for a credential without the operation's scopes, which RFC 6750 §3.1 also says in the challenge. */
+export class InsufficientScopeError extends ForbiddenError {
+  constructor(readonly needed: readonly string[]) {
+    const message = `This operation needs the scope${needed.length > 1 ? 's' : ''} ${needed.join(' and ')}.`;
+    super(message, {
+      headers: {
+        'WWW-Authenticate': bearerChallenge({ code: 'insufficient_scope', description: message }, needed),
+      },
+    });
   }
 }
 

@@ -1,8 +1,11 @@
-// Bearer credential -> credential + shop. Every failure is the same 401, so a caller learns nothing about which
-// keys exist; a suspended shop is a 403 (the credential is valid, the shop may not act).
+// Bearer credential -> credential + shop. A request without a live credential is told which of three cases it is
+// (none sent, not a Bearer credential, or an unknown, revoked, expired or malformed token), never which keys exist:
+// every well-formed token takes the same single look-up whatever becomes of it. A suspended shop is a 403 (the
+// credential is valid, the shop may not act).
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/tables';
 import { liveCredentialWithShopByHash, touchCredential, type CredentialWithShop } from '../../db/queries/credentials';
+import type { CredentialProblem } from '../errors';
 import { hashCredential, looksLikeCredential } from './credentials';
 
 /**
@@ -12,23 +15,28 @@ import { hashCredential, looksLikeCredential } from './credentials';
  */
 export type AuthContext = CredentialWithShop;
 
+// RFC 6750 §2.1: "Bearer" 1*SP b64token. Anything else after the scheme is not a bearer credential at all.
+const bearerCredential = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+
 export function bearerToken(header: string | undefined): string | undefined {
   if (!header) return undefined;
-  const match = /^Bearer +(\S+) *$/i.exec(header);
-  return match?.[1];
+  return bearerCredential.exec(header)?.[1];
 }
 
-/** Returns the credential and its shop, or undefined when the header holds no live credential. */
+/** Returns the credential and its shop, or why the header holds no live credential. */
 export async function authenticate(
   db: Kysely<Database>,
   authorization: string | undefined,
   /** The injectable clock's time: an OAuth access token is refused from its expiry on. */
   now: Date = new Date(),
-): Promise<AuthContext | undefined> {
+): Promise<AuthContext | CredentialProblem> {
+  if (authorization === undefined || authorization.trim() === '') return 'missing';
   const token = bearerToken(authorization);
-  if (!token || !looksLikeCredential(token)) return undefined;
+  if (token === undefined) return 'not_bearer';
+  // Not shaped like any credential this server issues: no such key can exist, so no look-up can tell anything.
+  if (!looksLikeCredential(token)) return 'invalid_token';
   const found = await liveCredentialWithShopByHash(db, hashCredential(token), now);
-  if (!found) return undefined;
+  if (!found) return 'invalid_token';
   stampLastUsed(db, found.credential.id);
   return found;
 }

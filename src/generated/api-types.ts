@@ -4684,7 +4684,7 @@ export interface components {
              */
             updated_at: number;
         };
-        /** @description The credential is missing, malformed, unknown, expired or revoked (`UNAUTHORIZED`). The error envelope (`Error`) with `code` one of `UNAUTHORIZED`. */
+        /** @description The credential is missing, not a Bearer credential, or unknown, expired or revoked (`UNAUTHORIZED`). The error envelope (`Error`) with `code` one of `UNAUTHORIZED`. `message` is "No credential: send Authorization: Bearer <API key or access token>.", "The Authorization header is not a Bearer credential." (or, for more than one `Authorization` header, a message saying so) or "The credential is unknown, revoked or expired." */
         UnauthorizedError: {
             error: components["schemas"]["ErrorObject"] & {
                 /** @enum {string} */
@@ -5310,9 +5310,10 @@ export interface components {
                 "application/json": components["schemas"]["FeatureNotAvailableError"];
             };
         };
-        /** @description The credential lacks the scope the operation needs, or its shop is suspended (`FORBIDDEN`). */
+        /** @description The credential lacks the scope the operation needs (with an `insufficient_scope` challenge), or its shop is suspended (`FORBIDDEN`). */
         Forbidden: {
             headers: {
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate-Bearer-Scope"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5332,10 +5333,11 @@ export interface components {
                 "application/json": components["schemas"]["ForbiddenError"];
             };
         };
-        /** @description The credential lacks the scope the operation needs, or its shop is suspended (`FORBIDDEN`). */
+        /** @description The credential lacks the scope the operation needs (with an `insufficient_scope` challenge), or its shop is suspended (`FORBIDDEN`). */
         ForbiddenWrite: {
             headers: {
                 "Idempotency-Status": components["headers"]["Idempotency-Status"];
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate-Bearer-Scope"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -6783,9 +6785,10 @@ export interface components {
                 "application/json": components["schemas"]["ThemeNotFoundError"];
             };
         };
-        /** @description The credential is missing, malformed, unknown, expired or revoked (`UNAUTHORIZED`). */
+        /** @description The credential is missing, not a Bearer credential, or unknown, expired or revoked (`UNAUTHORIZED`); `WWW-Authenticate` and the message say which. */
         Unauthorized: {
             headers: {
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate-Bearer"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-Optional"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-Optional"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-Optional"];
@@ -6797,7 +6800,7 @@ export interface components {
                  * @example {
                  *       "error": {
                  *         "code": "UNAUTHORIZED",
-                 *         "message": "See doc_url.",
+                 *         "message": "The credential is unknown, revoked or expired.",
                  *         "doc_url": "https://api.example.com/docs/errors#UNAUTHORIZED"
                  *       }
                  *     }
@@ -6805,10 +6808,11 @@ export interface components {
                 "application/json": components["schemas"]["UnauthorizedError"];
             };
         };
-        /** @description The credential is missing, malformed, unknown, expired or revoked (`UNAUTHORIZED`). */
+        /** @description The credential is missing, not a Bearer credential, or unknown, expired or revoked (`UNAUTHORIZED`); `WWW-Authenticate` and the message say which. */
         UnauthorizedWrite: {
             headers: {
                 "Idempotency-Status": components["headers"]["Idempotency-Status"];
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate-Bearer"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-Optional"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-Optional"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-Optional"];
@@ -6820,7 +6824,7 @@ export interface components {
                  * @example {
                  *       "error": {
                  *         "code": "UNAUTHORIZED",
-                 *         "message": "See doc_url.",
+                 *         "message": "No credential: send Authorization: Bearer <API key or access token>.",
                  *         "doc_url": "https://api.example.com/docs/errors#UNAUTHORIZED"
                  *       }
                  *     }
@@ -7125,6 +7129,10 @@ export interface components {
         "Retry-After-Optional": number;
         /** @description The HTTP Basic challenge of a failed client authentication (RFC 6749 §5.2). */
         "WWW-Authenticate-Basic": string;
+        /** @description The RFC 6750 §3 challenge of a request without a live credential, always `Bearer realm="Merchant Developer API"`. No `Authorization` header: the realm alone. A header that is not a Bearer credential (another scheme, `Bearer` without a token or with characters a bearer token cannot have, more than one `Authorization` header): `error="invalid_request"`. A bearer token that is unknown, revoked, expired or not shaped like an API key or access token: `error="invalid_token"`. Each `error` comes with an `error_description`, the same text as the body's `message`. RFC 6750 would answer `invalid_request` with 400; this API keeps 401 `UNAUTHORIZED` for every request without a live credential, so a client has one status to handle. */
+        "WWW-Authenticate-Bearer": string;
+        /** @description Present when the credential lacks a scope the operation needs (RFC 6750 §3.1): `Bearer realm="Merchant Developer API", error="insufficient_scope", error_description="…", scope="<the scopes the operation needs, space-separated>"`. Absent when the shop is suspended: no credential of that shop would do, so no scope is asked for. */
+        "WWW-Authenticate-Bearer-Scope": string;
         /** @description Requests allowed per window (per shop, by plan: free 120, pro 600, business 3000 per minute). */
         "X-RateLimit-Limit": number;
         /** @description Per-IP allowance for unauthenticated requests, when that limit applies. */

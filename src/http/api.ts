@@ -8,7 +8,14 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../db/tables';
 import { authenticate, type AuthContext } from '../auth/authenticate';
 import { fullAccessScope, hasScope } from '../auth/scopes';
-import { ApiError, ForbiddenError, UnauthorizedError, ValidationError } from '../errors';
+import {
+  ApiError,
+  ForbiddenError,
+  InsufficientScopeError,
+  UnauthorizedError,
+  ValidationError,
+  type CredentialProblem,
+} from '../errors';
 import { operations, type OperationId } from '../generated/operations';
 import { acceptedEntry, isRecordedRefusal, requestOrigin } from '../platform/audit';
 import { Idempotency, idempotencyKeyOf, renderResult, sendStored, setIdempotencyStatus } from '../platform/idempotency';
@@ -124,14 +131,21 @@ export async function createApi(options: ApiOptions) {
     customizeAjv: lazyAjvFactory(),
   });
 
-  // An operation lists both schemes; one look-up per request serves both.
-  const lookups = new WeakMap<Request, Promise<AuthContext | undefined>>();
+  // An operation lists both schemes; one look-up per request serves both, and the 401 reads why it failed.
+  const lookups = new WeakMap<Request, Promise<AuthContext | CredentialProblem>>();
   const lookUp = (req: Request) => {
     let p = lookups.get(req);
     if (!p) lookups.set(req, (p = authenticate(db, req.headers.authorization, services.clock.now())));
     return p;
   };
-  const securityHandler = async (_c: Context, req: Request) => (await lookUp(req)) ?? false;
+  const securityHandler = async (_c: Context, req: Request) => {
+    const found = await lookUp(req);
+    return typeof found === 'string' ? false : found;
+  };
+  const refusal = async (req: Request) => {
+    const found = await lookUp(req);
+    return new UnauthorizedError(undefined, typeof found === 'string' ? found : 'invalid_token');
+  };
   api.registerSecurityHandler('bearerAuth', securityHandler);
   api.registerSecurityHandler('oauth2', securityHandler);
 
@@ -145,8 +159,8 @@ export async function createApi(options: ApiOptions) {
         .map((m) => m.toUpperCase());
       throw new ApiError('METHOD_NOT_ALLOWED', undefined, { headers: { Allow: allowed.join(', ') } });
     },
-    unauthorizedHandler: () => {
-      throw new UnauthorizedError();
+    unauthorizedHandler: async (_c: Context, req: Request) => {
+      throw await refusal(req);
     },
     // Runs after authentication and before request validation, in this order: rate limit (so even refused
     // requests count), suspended shop, scope (a caller without the right learns nothing about the schema),
@@ -161,11 +175,7 @@ export async function createApi(options: ApiOptions) {
         if (auth.shop.status !== 'active') throw new ForbiddenError('This shop is suspended.');
         // Fails closed: an operation missing from the generated table needs a scope nobody holds.
         const needed = scopesNeeded(c.operation.operationId);
-        if (!hasScope(auth.credential.scopes, needed)) {
-          throw new ForbiddenError(
-            `This operation needs the scope${needed.length > 1 ? 's' : ''} ${needed.join(' and ')}.`,
-          );
-        }
+        if (!hasScope(auth.credential.scopes, needed)) throw new InsufficientScopeError(needed);
       } else {
         // A look-up that failed (database unreachable) is not a bad credential: surface it (503), not 401.
         const failed = (c.security as Record<string, { error?: unknown } | undefined> | undefined)?.bearerAuth?.error;
@@ -189,7 +199,7 @@ export async function createApi(options: ApiOptions) {
       const auth = authOf(c);
       // Only the OAuth endpoints are public (`security: []`); they authenticate clients themselves.
       const isPublic = (c.operation.security ?? []).length === 0;
-      if (!auth && !isPublic) throw new UnauthorizedError();
+      if (!auth && !isPublic) throw await refusal(req);
       const method = c.operation.method.toLowerCase();
       // Built once per request; a write swaps in its transaction and effects.
       const ctx = {

@@ -32,7 +32,10 @@ export function refuseRepeatedAuthorization(rawHeaders: readonly string[]): void
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i]!;
     if (name.length === 13 && name.toLowerCase() === 'authorization' && ++seen > 1) {
-      throw new UnauthorizedError('The request has more than one Authorization header; send exactly one credential.');
+      throw new UnauthorizedError(
+        'The request has more than one Authorization header; send exactly one credential.',
+        'not_bearer',
+      );
     }
   }
 }
