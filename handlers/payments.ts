@@ -1,5 +1,5 @@
 import { createPaymentLink as createLink, togglePaymentLink as toggleLink } from '../src/domain/payment-links';
-import { createPayment as create } from '../src/domain/payments';
+import { createPayment as create, getPayment as read } from '../src/domain/payments';
 import type { OperationHandler, Services } from '../src/http/handler';
 
 const deps = (services: Services) => ({
@@ -12,6 +12,10 @@ const deps = (services: Services) => ({
 export const createPayment: OperationHandler<'createPayment'> = async ({ db, auth, body, effects, services }) => ({
   status: 201,
   data: await create(db, auth.shop, body, effects, deps(services)),
+});
+
+export const getPayment: OperationHandler<'getPayment'> = async ({ db, auth, params, services }) => ({
+  data: await read(db, auth.shop.id, params.uniqid, deps(services)),
 });
 
 export const createPaymentLink: OperationHandler<'createPaymentLink'> = async ({ db, auth, body, services }) => ({

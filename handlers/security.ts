@@ -1,5 +1,5 @@
 import { auditTrailCursorList } from '../src/domain/audit-trail';
-import { sessionTrail } from '../src/domain/session-trail';
+import { revokeOwnerSession as revokeSession, sessionTrail } from '../src/domain/session-trail';
 import type { OperationHandler } from '../src/http/handler';
 import { listHandler } from '../src/http/list-handler';
 
@@ -7,4 +7,8 @@ export const listAuditTrail: OperationHandler<'listAuditTrail'> = listHandler(au
 
 export const getSessionTrail: OperationHandler<'getSessionTrail'> = async (ctx) => ({
   data: await sessionTrail(ctx.db, ctx.auth.shop.id, ctx.params.session_id),
+});
+
+export const revokeOwnerSession: OperationHandler<'revokeOwnerSession'> = async (ctx) => ({
+  data: await revokeSession(ctx.db, ctx.auth.shop.id, ctx.params.session_id, ctx.effects, ctx.services.clock),
 });

@@ -59,8 +59,15 @@ export const retryWebhookDelivery: OperationHandler<'retryWebhookDelivery'> = as
   data: await webhooks.retryWebhookDelivery(db, auth.shop.id, params.id, deps(services)),
 });
 
-export const listEvents: OperationHandler<'listEvents'> = listHandler(webhooks.eventList, () => undefined);
+// The credential's scopes decide which events it sees (src/domain/webhooks.ts eventReadScopes).
+export const listEvents: OperationHandler<'listEvents'> = (ctx) => {
+  const handler: OperationHandler<'listEvents'> = listHandler(
+    webhooks.eventListFor(ctx.auth.credential.scopes),
+    () => undefined,
+  );
+  return handler(ctx);
+};
 
 export const getEvent: OperationHandler<'getEvent'> = async ({ db, auth, params }) => ({
-  data: await webhooks.getEvent(db, auth.shop.id, params.id),
+  data: await webhooks.getEvent(db, auth.shop.id, params.id, auth.credential.scopes),
 });

@@ -25,6 +25,7 @@ import * as m0021 from './0021_oauth';
 import * as m0022 from './0022_owner_sessions';
 import * as m0023 from './0023_bot_notifications';
 import * as m0024 from './0024_email_marketing_sync';
+import * as m0025 from './0025_events_without_secrets';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -51,4 +52,5 @@ export const migrations: Record<string, Migration> = {
   '0022_owner_sessions': m0022,
   '0023_bot_notifications': m0023,
   '0024_email_marketing_sync': m0024,
+  '0025_events_without_secrets': m0025,
 };

@@ -1,8 +1,9 @@
 // The events outbox: what happened in a shop, as delivered to its webhooks.
 import type { Transaction } from 'kysely';
 import type { Database, EventRow } from '../tables';
+import { applyKeyset, type Keyset } from './keyset';
 import { byIdOf, pageOf, type PageRow } from './shop-rows';
-import { inShopForWrite, type ShopRow } from './shop-scope';
+import { inShop, inShopForWrite, type ReadDb, type ShopRow } from './shop-scope';
 
 export type EventPageRow = PageRow<'events'>;
 
@@ -16,4 +17,24 @@ export async function insertEvent(
   row: ShopRow<'events'>,
 ): Promise<EventRow> {
   return inShopForWrite(trx, shopId).insertInto('events', row).returningAll().executeTakeFirstOrThrow();
+}
+
+/**
+ * `eventsPage` restricted to these types (what a credential may read, src/domain/webhooks.ts), in the query, so the
+ * keyset, `limit + 1` and `has_more` count only the rows shown. Built per request: the type list varies by scopes.
+ */
+export async function eventsPageOfTypes(
+  db: ReadDb,
+  shopId: string,
+  keyset: Keyset,
+  types: readonly string[],
+): Promise<EventPageRow[]> {
+  if (types.length === 0) return [];
+  return applyKeyset(
+    inShop(db, shopId)
+      .selectFrom('events')
+      .selectAll()
+      .where('type', 'in', [...types]),
+    keyset,
+  ).execute();
 }

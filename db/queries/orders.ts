@@ -120,3 +120,13 @@ export async function expiredPendingOrdersForUpdate(
     .skipLocked()
     .execute();
 }
+
+/** The shop's payment (an invoice of kind PAYMENT, POST /payments) with this uniqid; an order's uniqid is not one. */
+export async function paymentByUniqid(db: ReadDb, shopId: string, uniqid: string): Promise<OrderRow | undefined> {
+  return inShop(db, shopId)
+    .selectFrom('orders')
+    .selectAll()
+    .where('uniqid', '=', uniqid)
+    .where('kind', '=', 'PAYMENT')
+    .executeTakeFirst();
+}

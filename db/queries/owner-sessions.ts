@@ -80,6 +80,20 @@ export async function ownerSessionById(db: ReadDb, shopId: string, id: string): 
   return inShop(db, shopId).selectFrom('owner_sessions').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+/** The session, locked until the transaction ends (a revocation and a sign-out of it do not interleave). */
+export async function ownerSessionByIdForUpdate(
+  trx: Transaction<Database>,
+  shopId: string,
+  id: string,
+): Promise<OwnerSessionRow | undefined> {
+  return inShop(trx, shopId)
+    .selectFrom('owner_sessions')
+    .selectAll()
+    .where('id', '=', id)
+    .forUpdate()
+    .executeTakeFirst();
+}
+
 /** The audit entries of a session, oldest first (ties on id), at most `limit`. */
 export async function auditEntriesOfSession(
   db: ReadDb,

@@ -18,6 +18,7 @@ export const scopeDescriptions: Readonly<Record<string, string>> = {
   'orders.read': 'See your orders and invoices, with buyer emails and amounts.',
   'orders.write': 'Create, complete, fulfil and refund orders.',
   'payment_links.write': 'Create payment links and turn them on or off.',
+  'payments.read': 'See your payments (amount, status, checkout address) and their events.',
   'payments.write': 'Start payments of invoices.',
   'products.read': 'See your products, variants, add-ons and stock.',
   'products.write': 'Create and change products, and claim product serials.',
@@ -25,6 +26,7 @@ export const scopeDescriptions: Readonly<Record<string, string>> = {
   'resellers.write': 'Change your reseller program and invite, suspend or reinstate resellers.',
   'reviews.read': 'See the reviews of your products.',
   'security.read': "See your shop's audit trail and sign-in sessions.",
+  'security.write': 'Sign you out of your sessions on this approval page (to end a session left open elsewhere).',
   'store.read': "See your storefront's branding, layout and domains.",
   'store.write': "Change your storefront's branding, layout and domains.",
   'subscriptions.read': 'See subscriptions to your products.',
@@ -32,8 +34,10 @@ export const scopeDescriptions: Readonly<Record<string, string>> = {
   'themes.read': 'See your storefront themes.',
   'themes.write': 'Create, edit, preview and publish storefront themes.',
   'tickets.read': 'See support tickets.',
-  'webhooks.read': 'See your webhook endpoints and their delivery logs.',
-  'webhooks.write': 'Create, change and delete webhook endpoints and retry deliveries.',
+  'webhooks.read':
+    'See your webhook endpoints and their delivery logs, and the events of what the other permissions let it see.',
+  'webhooks.write':
+    'Create, change and delete webhook endpoints and retry deliveries: the endpoints it adds receive the events they subscribe to.',
 };
 
 /** The description of a scope (a scope the contract names always has one; anything else is shown as is). */

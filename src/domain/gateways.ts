@@ -36,14 +36,26 @@ export interface GatewayAdapter {
   startSession(input: SessionInput): GatewaySession;
 }
 
+/** Every session id the sandbox hands out fits it (its page answers any other as not found, without a look-up). */
+export const sandboxSessionShape = /^sbx_[0-9a-f]{32}$/;
+
 /** The local sandbox: a session id and a page of this server that plays the gateway's hosted checkout. */
 export function sandboxAdapter(publicUrl: string): GatewayAdapter {
   return {
     startSession() {
       const sessionId = `sbx_${randomBytes(16).toString('hex')}`;
-      return { sessionId, checkoutUrl: `${publicUrl}/sandbox/checkout/${sessionId}` };
+      return { sessionId, checkoutUrl: sandboxCheckoutUrl(publicUrl, sessionId) };
     },
   };
+}
+
+function sandboxCheckoutUrl(publicUrl: string, sessionId: string): string {
+  return `${publicUrl}/sandbox/checkout/${sessionId}`;
+}
+
+/** The checkout address of a session a gateway started earlier (read again later), if this server runs that gateway. */
+export function sessionCheckoutUrl(gateway: string, sessionId: string, publicUrl: string): string | undefined {
+  return gateway === sandboxGatewayCode ? sandboxCheckoutUrl(publicUrl, sessionId) : undefined;
 }
 
 /**

@@ -2,10 +2,12 @@
 // a forced gateway.
 import Decimal from 'decimal.js';
 import type { Transaction } from 'kysely';
-import { insertOrder } from '../../db/queries/orders';
-import { insertPaymentAttempt } from '../../db/queries/payment-attempts';
+import { insertOrder, paymentByUniqid } from '../../db/queries/orders';
+import { attemptsOfOrder, insertPaymentAttempt } from '../../db/queries/payment-attempts';
+import type { ReadDb } from '../../db/queries/shop-scope';
 import type { Database, GatewayRow, OrderRow } from '../../db/tables';
-import { ValidationError } from '../errors';
+import type { Plan } from '../config';
+import { NotFoundError, ValidationError } from '../errors';
 import { newId, newUniqid } from '../ids';
 import { decimalString, parseAmount } from '../platform/money';
 import type { Effects } from '../platform/unit-of-work';
@@ -13,7 +15,8 @@ import type { Clock } from '../platform/clock';
 import { checkoutUrl } from '../views/order';
 import { paymentUrls, paymentView } from '../views/payment';
 import { admitBuyer } from './buyers';
-import { adapterFor, requireActiveGateway, type GatewaySession } from './gateways';
+import { adapterFor, requireActiveGateway, sessionCheckoutUrl, type GatewaySession } from './gateways';
+import { requireFeature } from './plans';
 
 export interface PaymentDeps {
   clock: Clock;
@@ -58,11 +61,14 @@ function cryptoCoin(gateway: GatewayRow | undefined, coin: string | undefined): 
 
 export async function createPayment(
   trx: Transaction<Database>,
-  shop: { id: string; currency: string },
+  shop: { id: string; currency: string; plan: Plan },
   input: CreatePaymentInput,
   effects: Effects,
   deps: PaymentDeps,
 ) {
+  // A checkout that opens on a coin is what the plan feature names: refused first, whatever else the request says,
+  // so a shop without it learns that before fixing anything else.
+  if (input.crypto_gateway !== undefined) requireFeature(shop.plan, 'nativeCryptoCheckout');
   // Refused rather than rounded: an amount the customer would be charged differently from what was sent.
   const total = parseAmount(numberText(input.value), 'value', { currency: input.currency, exclusiveMin: true });
   const gateway = input.gateway === undefined ? undefined : await requireActiveGateway(trx, shop.id, input.gateway);
@@ -70,14 +76,15 @@ export async function createPayment(
   // Before anything is written: a session gateway without an integration is refused here.
   const adapter = gateway?.kind === 'SESSION' ? adapterFor(gateway, deps.publicUrl) : undefined;
 
+  // One instant for the invoice and the session it forces: getPayment knows that session by it.
+  const now = deps.clock.now();
   const order = await openPaymentInvoice(
     trx,
     shop,
     { total, currency: input.currency, title: input.title, email: input.email, gateway: gateway?.code, coin },
     effects,
-    deps,
+    { ...deps, clock: { now: () => now } },
   );
-  const now = deps.clock.now();
 
   let session: GatewaySession | undefined;
   if (adapter && gateway) {
@@ -102,6 +109,30 @@ export async function createPayment(
   const view = paymentView(order, paymentUrls(deps.checkoutBaseUrl, order, coin), session);
   effects.emit('payment:created', view);
   return view;
+}
+
+/**
+ * GET /payments/{uniqid}: the payment as it is now, the same object POST /payments answered. `url` is rebuilt from
+ * what the invoice keeps (the coin it was forced to open on); the forced session is the attempt opened in the
+ * creating transaction, at the invoice's own instant (a buyer's later sessions at checkout are not it).
+ */
+export async function getPayment(
+  db: ReadDb,
+  shopId: string,
+  uniqid: string,
+  deps: Pick<PaymentDeps, 'checkoutBaseUrl' | 'publicUrl'>,
+) {
+  const order = await paymentByUniqid(db, shopId, uniqid);
+  if (!order) throw new NotFoundError('PAYMENT_NOT_FOUND');
+  const forced = (await attemptsOfOrder(db, shopId, order.id)).find(
+    (a) => a.session_id !== null && a.created_at.getTime() === order.created_at.getTime(),
+  );
+  const checkout = forced && sessionCheckoutUrl(forced.gateway, forced.session_id!, deps.publicUrl);
+  return paymentView(
+    order,
+    paymentUrls(deps.checkoutBaseUrl, order, order.blockchain ?? undefined),
+    checkout ? { sessionId: forced.session_id!, checkoutUrl: checkout } : undefined,
+  );
 }
 
 export interface PaymentInvoice {

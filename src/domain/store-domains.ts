@@ -38,7 +38,7 @@ import type { CursorList } from '../platform/cursor-list';
 import type { ListSpec } from '../platform/list-query';
 import type { Effects } from '../platform/unit-of-work';
 import { storeDomainView, type StoreDomainView } from '../views/store';
-import { planFeatures } from './plans';
+import { requireFeature } from './plans';
 import { lookUpTxt, type DnsOptions } from './store-dns';
 
 /** How long a domain may stay unverified before a check that finds no record fails it. */
@@ -111,8 +111,7 @@ export async function addDomain(
   effects: Effects,
   deps: AddDomainDeps,
 ): Promise<StoreDomainView> {
-  if (!planFeatures[shop.plan].customDomains)
-    throw new ApiError('FEATURE_NOT_AVAILABLE', `The ${shop.plan} plan does not include additional domains.`);
+  requireFeature(shop.plan, 'customDomains');
   const normal = normaliseHostname(input.domain);
   if ('problem' in normal) throw new ValidationError([{ field: 'domain', message: normal.problem }]);
   await admit(trx, shop.id, normal.domain);

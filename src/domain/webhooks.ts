@@ -7,6 +7,7 @@ import type { ReadDb } from '../../db/queries/shop-scope';
 import * as endpoints from '../../db/queries/webhook-endpoints';
 import * as deliveries from '../../db/queries/webhook-deliveries';
 import * as events from '../../db/queries/events';
+import { fullAccessScope } from '../auth/scopes';
 import { NotFoundError, ValidationError } from '../errors';
 import { newId } from '../ids';
 import type { Clock } from '../platform/clock';
@@ -46,6 +47,47 @@ export const webhookEventTypes = [
 ] as const;
 export type WebhookEventType = (typeof webhookEventTypes)[number];
 
+/**
+ * The scope that reads the resource each event describes: an event is shown (GET /events, GET /events/{id}) only
+ * to a credential that holds it besides `webhooks.read`, or `*`, so the events API opens nothing its scopes do not.
+ * `null`: the event describes the webhook machinery itself (a test event), which `webhooks.read` already covers.
+ * A Record over every event type: a new type does not compile until it is given its scope here.
+ */
+export const eventReadScopes: Readonly<Record<WebhookEventType, string | null>> = {
+  'order:created': 'orders.read',
+  'order:paid': 'orders.read',
+  'order:completed': 'orders.read',
+  'order:refunded': 'orders.read',
+  'order:voided': 'orders.read',
+  'order:item_delivered': 'orders.read',
+  'payment:created': 'payments.read',
+  'subscription:created': 'subscriptions.read',
+  'subscription:renewed': 'subscriptions.read',
+  'subscription:paused': 'subscriptions.read',
+  'subscription:cancelled': 'subscriptions.read',
+  'dispute:opened': 'disputes.read',
+  'dispute:closed': 'disputes.read',
+  'license:created': 'licenses.read',
+  'license:revoked': 'licenses.read',
+  'review:created': 'reviews.read',
+  'ticket:created': 'tickets.read',
+  'customer:created': 'customers.read',
+  'product:stock_low': 'products.read',
+  'reseller:invited': 'resellers.read',
+  'reseller:suspended': 'resellers.read',
+  'affiliate:approved': 'affiliates.read',
+  'webhook:test': null,
+};
+
+/** The event types these scopes may read; `undefined` for every type (full access). */
+export function readableEventTypes(scopes: readonly string[]): WebhookEventType[] | undefined {
+  if (scopes.includes(fullAccessScope)) return undefined;
+  return webhookEventTypes.filter((type) => {
+    const needed = eventReadScopes[type];
+    return needed === null || scopes.includes(needed);
+  });
+}
+
 export interface WebhookDeps {
   clock: Clock;
   secrets: SecretBox;
@@ -74,15 +116,29 @@ export const eventListSpec: ListSpec = {
   defaultSort: '-created_at',
 };
 
-export const eventList: CursorList<events.EventPageRow, ReturnType<typeof eventView>> = {
-  spec: eventListSpec,
-  page: events.eventsPage,
-  view: (rows) => rows.map(eventView),
-};
+/**
+ * The events list as these scopes see it: only the types they may read, chosen in the query itself, so pages are
+ * full, `has_more` is right and a cursor walks exactly the readable events. The cursor is bound to the list and
+ * its filters, not to the scopes: it holds a position, and whoever follows it sees only what they may read.
+ */
+export function eventListFor(scopes: readonly string[]): CursorList<events.EventPageRow, ReturnType<typeof eventView>> {
+  const types = readableEventTypes(scopes);
+  return {
+    spec: eventListSpec,
+    page:
+      types === undefined
+        ? events.eventsPage
+        : (db, shopId, keyset) => events.eventsPageOfTypes(db, shopId, keyset, types),
+    view: (rows) => rows.map(eventView),
+  };
+}
 
-export async function getEvent(db: ReadDb, shopId: string, id: string) {
+/** One event; one these scopes may not read is not found, like a missing one (its existence is not told either). */
+export async function getEvent(db: ReadDb, shopId: string, id: string, scopes: readonly string[]) {
   const row = await events.eventById(db, shopId, id);
-  if (!row) throw new NotFoundError('EVENT_NOT_FOUND');
+  const types = readableEventTypes(scopes);
+  if (!row || (types !== undefined && !(types as readonly string[]).includes(row.type)))
+    throw new NotFoundError('EVENT_NOT_FOUND');
   return eventView(row);
 }
 

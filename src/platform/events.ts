@@ -11,6 +11,7 @@ import { insertAttempts, insertDeliveries } from '../../db/queries/webhook-deliv
 import { queueBotNotifications } from '../domain/bot-notifications';
 import { emailMarketingOnEvent } from '../domain/email-marketing-sync';
 import { newId } from '../ids';
+import { eventData } from '../views/event-data';
 import type { Clock } from './clock';
 import { systemClock } from './clock';
 import type { EffectSink } from './unit-of-work';
@@ -33,10 +34,12 @@ export async function emitEvent(
   trx: Transaction<Database>,
   shopId: string,
   type: string,
-  data: unknown,
+  given: unknown,
   options: EmitOptions = {},
 ): Promise<{ event: EventRow; attemptIds: string[] }> {
   const now = (options.clock ?? systemClock).now();
+  // Here, where every event enters the outbox: no emitter can store or send a secret (a license key) by mistake.
+  const data = eventData(type, given);
   const event = await insertEvent(trx, shopId, {
     id: newId('evt'),
     type,

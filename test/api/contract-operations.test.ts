@@ -123,8 +123,10 @@ test('the operations added beyond operations.tsv are exactly the known ones', ()
     'createWebhook',
     'getEvent',
     'getOAuthServerMetadata',
+    'getPayment',
     'listEvents',
     'revokeOAuthToken',
+    'revokeOwnerSession',
     'updateWebhook',
   ]);
 });

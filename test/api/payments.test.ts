@@ -15,7 +15,8 @@ let keyB: string;
 beforeAll(async () => {
   clock = new ManualClock('2026-11-22T10:00:00Z');
   t = await startTestApp({ clock, env: { CHECKOUT_BASE_URL: 'https://pay.example.com', ORDER_TTL_MINUTES: '30' } });
-  shopA = await t.createShop({ name: 'A', currency: 'EUR' });
+  // pro: its plan has nativeCryptoCheckout, which rule 1 (crypto_gateway) needs (test/api/capabilities-gates.test.ts).
+  shopA = await t.createShop({ name: 'A', currency: 'EUR', plan: 'pro' });
   shopB = await t.createShop({ name: 'B' });
   keyA = (await t.createKey(shopA, ['payments.write'])).key;
   keyB = (await t.createKey(shopB, ['*'])).key;

@@ -110,7 +110,8 @@ beforeAll(async () => {
   clock = new ManualClock(Date.now()); // standardwebhooks refuses timestamps 5 minutes away from the real time
   t = await startTestApp({ clock, env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } });
   shop = await t.createShop();
-  ({ key } = await t.createKey(shop, ['webhooks.read', 'webhooks.write']));
+  // orders.read, customers.read: the events API shows an event only to a credential that may read its resource.
+  ({ key } = await t.createKey(shop, ['webhooks.read', 'webhooks.write', 'orders.read', 'customers.read']));
 });
 
 afterAll(async () => {
@@ -538,7 +539,7 @@ describe('events API', () => {
       data: { uniqid: 'u', customer_email: 'a@b.c', total: 5, currency: 'USD' },
     });
     const other = await t.createShop();
-    const { key: otherKey } = await t.createKey(other, ['webhooks.read']);
+    const { key: otherKey } = await t.createKey(other, ['webhooks.read', 'orders.read']);
     const hidden = await t.http.get(`/dev/v1/events/${second}`).set(bearer(otherKey));
     expect(hidden.status).toBe(404);
     expect(hidden.body.error.code).toBe('EVENT_NOT_FOUND');

@@ -233,9 +233,11 @@ describe('the walk through the proxy', () => {
 
   test('payments and payment links', async () => {
     await t.seed(A.shopId, { gateways: [{ code: 'STRIPE', kind: 'HOSTED' }] });
-    await call(201, 'POST', '/payments', {
+    const payment = await call(201, 'POST', '/payments', {
       json: { title: 'Consulting hour', email: 'ada@example.com', value: 80, currency: 'USD', gateway: 'STRIPE' },
     });
+    await call(200, 'GET', `/payments/${payment.body.data.uniqid}`);
+    await call(404, 'GET', `/payments/${B.ids.payment}`);
     const link = await call(201, 'POST', '/payment-links', {
       json: { title: 'Tip jar', amount: 5, currency: 'USD', max_uses: 10 },
     });
@@ -395,6 +397,8 @@ describe('the walk through the proxy', () => {
     await call(200, 'GET', '/security/audit-trail?limit=10');
     await call(200, 'GET', `/security/session-trail/${A.ids.dashboardSession}`);
     await call(404, 'GET', `/security/session-trail/${B.ids.dashboardSession}`);
+    await call(200, 'POST', `/security/sessions/${A.ids.dashboardSession}/revoke`);
+    await call(404, 'POST', `/security/sessions/${B.ids.dashboardSession}/revoke`);
     await call(422, 'POST', `/analytics/reports/${A.ids.report}/generate`, {
       json: { from: '2026-11-01T00:00:00Z', to: '2026-12-01T00:00:00Z', format: 'DOCX' },
       invalid: true,

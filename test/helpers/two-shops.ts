@@ -16,6 +16,7 @@ import { hashPassword } from '../../src/auth/passwords';
 import type { Fixtures } from '../../src/domain/fixtures';
 import { completeInvoice } from '../../src/domain/order-completion';
 import { createOrder } from '../../src/domain/orders';
+import { createPayment } from '../../src/domain/payments';
 import { createWebhook } from '../../src/domain/webhooks';
 import { startPreview } from '../../src/domain/themes';
 import { newId, newUniqid } from '../../src/ids';
@@ -63,6 +64,8 @@ export const resourceKinds = [
   'fulfillableOrder',
   /** A payment link for a fixed 10.00. */
   'paymentLink',
+  /** A PENDING payment (POST /payments, 10.00 USD) by its uniqid. */
+  'payment',
   /**
    * The code of a 10% coupon (its "id" in GET /coupons/code/{code}). The code is the one value that differs between
    * the shops (`t` + the end of the shop id), since a code is what addresses the coupon.
@@ -115,6 +118,7 @@ export const contractParameterKinds: Readonly<Record<string, ResourceKind>> = {
   AffiliateCustomerId: 'affiliate',
   AffiliateApplicationId: 'affiliateApplication',
   PaymentLinkId: 'paymentLink',
+  PaymentUniqid: 'payment',
   FieldId: 'variantField',
   QuantityDealUniqid: 'quantityDeal',
   SubscriptionId: 'subscription',
@@ -273,12 +277,20 @@ const ordersAndLinks: SeedStep = async (t, shopId, ids) => {
       })
       .returning('id')
       .executeTakeFirstOrThrow();
+    const payment = await createPayment(
+      trx,
+      { id: shopId, currency: 'USD', plan: 'free' },
+      { title: 'Tenancy payment', value: 10, currency: 'USD' },
+      new Effects(),
+      { ...deps, publicUrl: t.config.publicUrl },
+    );
     return {
       order: completed.id,
       orderItem: completed.items[0]!.id,
       pendingOrder: (await order('carol@example.com')).id,
       fulfillableOrder: (await order('bob@example.com')).id,
       paymentLink: link.id,
+      payment: payment.uniqid,
     };
   });
 };

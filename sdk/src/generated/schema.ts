@@ -330,6 +330,8 @@ export interface paths {
         /**
          * List events
          * @description Lists the shop's events (what its webhook endpoints are sent), newest first (ties break on `id`), with cursor pagination and `filters`, whether or not an endpoint received them; test events (`webhook:test`) sent by `POST /webhooks/{id}/test` are included. An event's `data` is exactly the `data` of its webhook body. Send the same `filters` when following a cursor.
+         *
+         *     **Scopes.** `webhooks.read` opens the list, and each event is listed only when the credential may also read the resource it describes (`*` reads all): `order:*` needs `orders.read`, `payment:*` `payments.read`, `subscription:*` `subscriptions.read`, `dispute:*` `disputes.read`, `license:*` `licenses.read`, `review:*` `reviews.read`, `ticket:*` `tickets.read`, `customer:*` `customers.read`, `product:*` `products.read`, `reseller:*` `resellers.read`, `affiliate:*` `affiliates.read`, and `webhook:test` needs nothing more. The other events are left out of the list as if they did not exist (pages and `has_more` count only the events shown); a `filters=type:<event>` the credential cannot read is an empty list, not a 403, so the answer says nothing about whether such events happened. No event carries a secret: license keys are never in an event (see `license:created`).
          */
         get: operations["listEvents"];
         put?: never;
@@ -349,7 +351,7 @@ export interface paths {
         };
         /**
          * Get an event
-         * @description Returns one event: its `id` is the `webhook-id` of its deliveries and its `data` exactly the `data` of its webhook body. Unknown or another shop's: 404 `EVENT_NOT_FOUND`.
+         * @description Returns one event: its `id` is the `webhook-id` of its deliveries and its `data` exactly the `data` of its webhook body. Unknown or another shop's: 404 `EVENT_NOT_FOUND`; and so is an event of a resource the credential may not read (the scope rules of `GET /events`: `license:created` needs `licenses.read` as well as `webhooks.read`, and so on).
          */
         get: operations["getEvent"];
         put?: never;
@@ -728,13 +730,33 @@ export interface paths {
          * Create a payment
          * @description Creates a generic payment (an invoice with no product fulfillment) in status `PENDING` and returns its hosted checkout `url`.
          *
-         *     1. With `crypto_gateway` together with a merchant crypto provider as `gateway`, `url` carries `selected_gateway=<crypto_gateway>`, `auto_start_gateway=1` and `auto_start_crypto=1`, so checkout opens on that coin or network.
+         *     1. With `crypto_gateway` together with a merchant crypto provider as `gateway`, `url` carries `selected_gateway=<crypto_gateway>`, `auto_start_gateway=1` and `auto_start_crypto=1`, so checkout opens on that coin or network. Opening checkout on a coin is the plan feature `nativeCryptoCheckout` (`GET /me/capabilities`, `features`; the pro and business plans have it): a shop whose plan lacks it gets 400 `FEATURE_NOT_AVAILABLE` for any request with `crypto_gateway` (checked before the gateway and the coin), and nothing is written (no payment, no customer, no event). Without `crypto_gateway` every plan may force a crypto `gateway`; the buyer then picks the coin at checkout.
          *     2. Forcing an external payment-session gateway adds `checkout_url` and `session_id`.
          *     3. A customer may start with one gateway and finish with another; the payment (`uniqid`) is the source of truth, not a gateway session id.
          *
          *     `url` is `{checkout_base}/invoice/<uniqid>`; `url_branded` adds `shop=<shop id>`. An unknown or inactive `gateway` is 400 `GATEWAY_NOT_AVAILABLE`, and so is a payment-session gateway this server has no integration for (only `SANDBOX`, which every new shop has, runs here). `crypto_gateway` needs a `gateway` of the crypto kind that settles that coin (422 on `crypto_gateway` otherwise). `value` may have at most the currency's minor unit of decimals (422 otherwise; nothing is rounded). With `email`, the shop's customer with that email is used or created (`customer:created`); without it, the hosted checkout asks the buyer for an email before any payment starts, so the receipt and `order:paid` always name the buyer. The payment expires (is voided) like a pending order. Emits `payment:created` with the Payment as its data.
          */
         post: operations["createPayment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/payments/{uniqid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a payment
+         * @description Returns the payment (`uniqid` of `POST /payments`, or of a payment an amount payment link opened) as it is now: the same `Payment` the creation returned, with its current `status` (`PAID` once paid, `CANCELLED` once it expired unpaid, `REFUNDED`/`PARTIALLY_REFUNDED` after refunds), the same `url` and `url_branded`, and `checkout_url` + `session_id` when it was forced to a payment-session gateway. An order's `uniqid` (an invoice with products, `POST /orders`) is not a payment, nor is another shop's: 404 `PAYMENT_NOT_FOUND`. Needs `payments.read`, which also opens the `payment:created` events of `GET /events`.
+         */
+        get: operations["getPayment"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1083,6 +1105,26 @@ export interface paths {
         get: operations["getSessionTrail"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/security/sessions/{session_id}/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revoke a sign-in session
+         * @description Signs a shop owner's session on the hosted OAuth consent page out at once (a stolen or forgotten browser session, say): its cookie stops working on the next request, so nothing more can be approved in it. Answers the session with `ended_at` set. Revoking a session that already ended (signed out, revoked or expired) changes nothing and answers it as it is. The revocation is an entry of the audit trail (`GET /security/audit-trail`, operation `revokeOwnerSession`, resource the session). Another shop's session, or an unknown id: 404 `SESSION_NOT_FOUND`.
+         */
+        post: operations["revokeOwnerSession"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1735,7 +1777,7 @@ export interface webhooks {
         put?: never;
         /**
          * Event license:created
-         * @description A license was issued. Signed with the Standard Webhooks headers; see "Webhooks (events)" in the introduction.
+         * @description A license was issued. The data is the license without its key (`EventLicense`: `key_hint` instead of `key`): a key is a secret and no event carries one, in its webhook body or in `GET /events`. Read the key with `GET /licenses/{id}` (scope `licenses.read`). Signed with the Standard Webhooks headers; see "Webhooks (events)" in the introduction.
          */
         post: operations["onLicenseCreated"];
         delete?: never;
@@ -1755,7 +1797,7 @@ export interface webhooks {
         put?: never;
         /**
          * Event license:revoked
-         * @description A license was revoked. Signed with the Standard Webhooks headers; see "Webhooks (events)" in the introduction.
+         * @description A license was revoked. The data is the license without its key (`EventLicense`: `key_hint` instead of `key`): a key is a secret and no event carries one, in its webhook body or in `GET /events`. Read the key with `GET /licenses/{id}` (scope `licenses.read`). Signed with the Standard Webhooks headers; see "Webhooks (events)" in the introduction.
          */
         post: operations["onLicenseRevoked"];
         delete?: never;
@@ -1775,7 +1817,7 @@ export interface webhooks {
         put?: never;
         /**
          * Event order:completed
-         * @description An order was completed (paid and delivery run). Signed with the Standard Webhooks headers; see "Webhooks (events)" in the introduction.
+         * @description An order was completed (paid and delivery run). The data is the order without `license_keys`: no event carries a license key; `items[].delivered_items.license_ids` names the licenses issued, each also announced by `license:created`. Signed with the Standard Webhooks headers; see "Webhooks (events)" in the introduction.
          */
         post: operations["onOrderCompleted"];
         delete?: never;
@@ -1795,7 +1837,7 @@ export interface webhooks {
         put?: never;
         /**
          * Event order:created
-         * @description An order was created (API, checkout or payment link). Signed with the Standard Webhooks headers; see "Webhooks (events)" in the introduction.
+         * @description An order was created (API, checkout or payment link). The data is the order without `license_keys` (on the order and on its items): no event carries a license key. Signed with the Standard Webhooks headers; see "Webhooks (events)" in the introduction.
          */
         post: operations["onOrderCreated"];
         delete?: never;
@@ -1895,7 +1937,7 @@ export interface webhooks {
         put?: never;
         /**
          * Event order:voided
-         * @description An unpaid order expired or was cancelled. Signed with the Standard Webhooks headers; see "Webhooks (events)" in the introduction.
+         * @description An unpaid order expired or was cancelled. The data is the order without `license_keys` (on the order and on its items): no event carries a license key. Signed with the Standard Webhooks headers; see "Webhooks (events)" in the introduction.
          */
         post: operations["onOrderVoided"];
         delete?: never;
@@ -2302,7 +2344,7 @@ export interface components {
             created_at: string;
             /**
              * Format: uri
-             * @description Signed download address while `READY`, else `null`; valid 1 hour from the response that shows it, and only for this generation. `GET {PUBLIC_URL}/analytics-reports/{id}/download?shop=…&generation=…&expires=…&signature=…` (no API key: the signature, HMAC-SHA256 under a server secret over shop, report, generation and expiry, is the credential) answers the output as `text/csv; charset=utf-8` (or `application/json`) with `Content-Disposition: attachment`. A missing, malformed or altered signature: `403 FORBIDDEN`; past its expiry, or once the report was generated again: `410 DOWNLOAD_LINK_EXPIRED`; a report gone or no longer `READY`: `404 REPORT_NOT_FOUND` (all in the error envelope).
+             * @description Signed download address while `READY`, else `null`; valid 1 hour from the response that shows it, and only for this generation. `GET {PUBLIC_URL}/analytics-reports/{id}/download?shop=…&generation=…&expires=…&signature=…` (no API key: the signature, HMAC-SHA256 under a server secret over shop, report, generation and expiry, is the credential) answers the output as `text/csv; charset=utf-8` (or `application/json`) with `Content-Disposition: attachment`. A missing, malformed or altered signature: `403 FORBIDDEN`; past its expiry, or once the report was generated again: `410 DOWNLOAD_LINK_EXPIRED`; a report gone or no longer `READY`: `404 REPORT_NOT_FOUND`; a path whose %-escapes do not decode: `400 BAD_REQUEST` (all in the error envelope).
              */
             download_url: string | null;
             /**
@@ -2413,16 +2455,12 @@ export interface components {
             };
             /** @description Codes of the shop's active gateways (a new shop has `SANDBOX`), in the order they were added. */
             enabledPaymentMethods: string[];
-            /** @description Plan-gated features and whether the shop has them. */
+            /** @description The features the shop's plan decides, and whether the shop has them. Each flag is exactly what the server enforces: a request that needs a feature the shop lacks is refused with 400 `FEATURE_NOT_AVAILABLE` and writes nothing. Everything not listed here (the reseller program, themes and the rest) is open to every plan. Free: neither; pro and business: both. */
             features: {
-                /** @description Additional storefront domains can be added. */
+                /** @description Additional storefront domains can be added (`POST /store/domains/additional`; without it, 400 `FEATURE_NOT_AVAILABLE`). */
                 customDomains: boolean;
-                /** @description Hosted checkout can open directly on a coin or network. */
+                /** @description Hosted checkout can open directly on a coin or network: `POST /payments` with `crypto_gateway` (its `url` then auto-starts that coin). Without it, that request is 400 `FEATURE_NOT_AVAILABLE`; a crypto `gateway` alone is accepted and the buyer picks the coin. */
                 nativeCryptoCheckout: boolean;
-                /** @description The reseller program is available. */
-                resellers: boolean;
-                /** @description Theme automation is available. */
-                themes: boolean;
             };
             /** @description `true` when the credential holds `*`. */
             full_access: boolean;
@@ -2997,6 +3035,52 @@ export interface components {
              */
             uniqid: string;
         };
+        /** @description The data of `license:created` and `license:revoked`: the `License` as `GET /licenses/{id}` returns it, except that `key` is replaced by `key_hint`. Events are kept (`GET /events`) and sent to every endpoint subscribed to them, so they never hold a secret; fetch the key with `GET /licenses/{id}` (`licenses.read`). */
+        EventLicense: {
+            /**
+             * Format: int32
+             * @description How many devices the license may register.
+             */
+            activation_limit: number;
+            /**
+             * Format: int64
+             * @description Unix seconds.
+             */
+            created_at: number;
+            /** Format: email */
+            customer_email: string | null;
+            /** @description The shop's customer the license is for. */
+            customer_id: string | null;
+            /** @description The registered devices, in slot order. */
+            devices: components["schemas"]["LicenseDevice"][];
+            /**
+             * Format: int64
+             * @description Expiry, or `null` for never.
+             */
+            expires_at: number | null;
+            /** @description Hardware id of the device in the first slot. */
+            hwid: string | null;
+            /** @description The license (`GET /licenses/{id}`). */
+            id: string;
+            /** @description The last 5 characters of the key (a generated key's last group, e.g. `BW6YE` of `7Q2KD-M4XNA-9PZRT-H3C8V-BW6YE`), enough to tell keys apart and nowhere near enough to use one; `null` when the key has fewer than 20 characters (a merchant's own short key), where 5 would give too much away. */
+            key_hint: string | null;
+            /**
+             * Format: int64
+             * @description Unix seconds, or `null`.
+             */
+            last_validated_at: number | null;
+            note: string | null;
+            /** @description The order it was issued for. */
+            order_id: string | null;
+            /** @description Identifier. */
+            product_id: string;
+            status: components["schemas"]["LicenseStatus"];
+            /**
+             * Format: int64
+             * @description Unix seconds.
+             */
+            updated_at: number;
+        };
         /** @description No event with this id in this shop. The error envelope (`Error`) with `code` one of `EVENT_NOT_FOUND`. */
         EventNotFoundError: {
             error: components["schemas"]["ErrorObject"] & {
@@ -3106,13 +3190,6 @@ export interface components {
              * @default true
              */
             notify_customer?: boolean;
-        };
-        /** @description The gateway is unknown or not active for the shop. The error envelope (`Error`) with `code` one of `GATEWAY_NOT_AVAILABLE`. */
-        GatewayNotAvailableError: {
-            error: components["schemas"]["ErrorObject"] & {
-                /** @enum {string} */
-                code: "GATEWAY_NOT_AVAILABLE";
-            };
         };
         /** @description Generate a report for a period. */
         GenerateReportRequest: {
@@ -3737,6 +3814,30 @@ export interface components {
          * @enum {string}
          */
         OrderStatus: "PENDING" | "PROCESSING" | "PARTIAL" | "COMPLETED" | "PARTIALLY_REFUNDED" | "REFUNDED" | "DISPUTED" | "VOIDED";
+        /** @description A shop owner's sign-in session on the hosted OAuth consent page. */
+        OwnerSession: {
+            /**
+             * Format: date-time
+             * @description When it was signed out or revoked (ISO 8601), or `null` if it was not (it may still have expired).
+             */
+            ended_at: string | null;
+            /**
+             * Format: date-time
+             * @description When it would end by itself (ISO 8601).
+             */
+            expires_at: string;
+            /** @description The address it signed in from. */
+            ip: string | null;
+            /** @description The session (`cs_…`). */
+            session_id: string;
+            /**
+             * Format: date-time
+             * @description When the owner signed in (ISO 8601).
+             */
+            started_at: string;
+            /** @description The browser it signed in with. */
+            user_agent: string | null;
+        };
         Pagination: {
             has_more: boolean;
             /** @description Pass as `cursor` to get the next page; `null` on the last page. */
@@ -3862,6 +3963,20 @@ export interface components {
             error: components["schemas"]["ErrorObject"] & {
                 /** @enum {string} */
                 code: "PRODUCT_NOT_FOUND" | "VARIANT_NOT_FOUND";
+            };
+        };
+        /** @description No payment with this `uniqid` in this shop (`PAYMENT_NOT_FOUND`). The error envelope (`Error`) with `code` one of `PAYMENT_NOT_FOUND`. */
+        PaymentNotFoundError: {
+            error: components["schemas"]["ErrorObject"] & {
+                /** @enum {string} */
+                code: "PAYMENT_NOT_FOUND";
+            };
+        };
+        /** @description The gateway is unknown or not active for the shop, or the shop's plan lacks a feature the request asks for. The error envelope (`Error`) with `code` one of `GATEWAY_NOT_AVAILABLE`, `FEATURE_NOT_AVAILABLE`. */
+        PaymentRejectedError: {
+            error: components["schemas"]["ErrorObject"] & {
+                /** @enum {string} */
+                code: "GATEWAY_NOT_AVAILABLE" | "FEATURE_NOT_AVAILABLE";
             };
         };
         /**
@@ -5357,29 +5472,6 @@ export interface components {
                 "application/json": components["schemas"]["ForbiddenError"];
             };
         };
-        /** @description The gateway is unknown or not active for the shop. */
-        GatewayNotAvailableWrite: {
-            headers: {
-                "Idempotency-Status": components["headers"]["Idempotency-Status"];
-                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "error": {
-                 *         "code": "GATEWAY_NOT_AVAILABLE",
-                 *         "message": "The gateway is not available.",
-                 *         "doc_url": "https://api.example.com/docs/errors#GATEWAY_NOT_AVAILABLE"
-                 *       }
-                 *     }
-                 */
-                "application/json": components["schemas"]["GatewayNotAvailableError"];
-            };
-        };
         /** @description A request with this idempotency key is still running (`IDEMPOTENCY_IN_PROGRESS`); retry after `Retry-After` seconds. */
         IdempotencyInProgressPublicWrite: {
             headers: {
@@ -6065,6 +6157,51 @@ export interface components {
                 "application/json": components["schemas"]["PaymentLinkReferenceNotFoundError"];
             };
         };
+        /** @description No payment with this `uniqid` in this shop (`PAYMENT_NOT_FOUND`). */
+        PaymentNotFound: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "PAYMENT_NOT_FOUND",
+                 *         "message": "Payment not found.",
+                 *         "doc_url": "https://api.example.com/docs/errors#PAYMENT_NOT_FOUND"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["PaymentNotFoundError"];
+            };
+        };
+        /** @description The gateway is unknown or not active for the shop (`GATEWAY_NOT_AVAILABLE`), or the request asks for a plan feature the shop does not have (`FEATURE_NOT_AVAILABLE`: `crypto_gateway` without `nativeCryptoCheckout`). */
+        PaymentRejectedWrite: {
+            headers: {
+                "Idempotency-Status": components["headers"]["Idempotency-Status"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "GATEWAY_NOT_AVAILABLE",
+                 *         "message": "The gateway is not available.",
+                 *         "doc_url": "https://api.example.com/docs/errors#GATEWAY_NOT_AVAILABLE"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["PaymentRejectedError"];
+            };
+        };
         /** @description No such theme in this shop, or no such preview session of it. */
         PreviewSessionNotFoundWrite: {
             headers: {
@@ -6650,6 +6787,29 @@ export interface components {
                 "application/json": components["schemas"]["SessionNotFoundError"];
             };
         };
+        /** @description No session with this id in this shop. */
+        SessionNotFoundWrite: {
+            headers: {
+                "Idempotency-Status": components["headers"]["Idempotency-Status"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "SESSION_NOT_FOUND",
+                 *         "message": "Session not found.",
+                 *         "doc_url": "https://api.example.com/docs/errors#SESSION_NOT_FOUND"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["SessionNotFoundError"];
+            };
+        };
         /** @description Only an active subscription can be paused. */
         SubscriptionNotActiveWrite: {
             headers: {
@@ -7076,6 +7236,8 @@ export interface components {
         Page: number;
         /** @description The payment link's `id`. */
         PaymentLinkId: string;
+        /** @description The payment's `uniqid` (as `POST /payments` returned it). */
+        PaymentUniqid: string;
         /** @description Page size, 1 to 100. */
         PerPage: number;
         /** @description The preview session's `id`. */
@@ -9055,9 +9217,7 @@ export interface operations {
                      *         ],
                      *         "features": {
                      *           "nativeCryptoCheckout": false,
-                     *           "customDomains": false,
-                     *           "resellers": false,
-                     *           "themes": true
+                     *           "customDomains": false
                      *         },
                      *         "credential": {
                      *           "id": "key_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
@@ -10429,7 +10589,7 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayNotAvailableWrite"];
+            400: components["responses"]["PaymentRejectedWrite"];
             401: components["responses"]["UnauthorizedWrite"];
             403: components["responses"]["ForbiddenWrite"];
             409: components["responses"]["IdempotencyInProgressWrite"];
@@ -10440,6 +10600,56 @@ export interface operations {
             500: components["responses"]["InternalErrorWrite"];
             501: components["responses"]["NotImplementedWrite"];
             503: components["responses"]["ServiceUnavailableWrite"];
+        };
+    };
+    getPayment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The payment's `uniqid` (as `POST /payments` returned it). */
+                uniqid: components["parameters"]["PaymentUniqid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The payment. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "uniqid": "0195f3c1-a2b3-7c9d-8e4f-5a6b7c8d9e0f",
+                     *         "url": "https://checkout.example.com/invoice/0195f3c1-a2b3-7c9d-8e4f-5a6b7c8d9e0f",
+                     *         "url_branded": "https://checkout.example.com/invoice/0195f3c1-a2b3-7c9d-8e4f-5a6b7c8d9e0f?shop=shop_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
+                     *         "total": 19.99,
+                     *         "currency": "USD",
+                     *         "status": "PAID",
+                     *         "created_at": 1763781000
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Payment"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["PaymentNotFound"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listProducts: {
@@ -11830,6 +12040,67 @@ export interface operations {
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    revokeOwnerSession: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Retry key (1-128 characters). Scoped to the credential, the operation and the key; the stored response is replayed for 24 hours for the same body (`Idempotency-Status: cached`), a different body is 422 `IDEMPOTENCY_CONFLICT`, a retry while the first is running is 409 `IDEMPOTENCY_IN_PROGRESS`. 5xx responses are not stored. Use a fresh key after correcting a rejected body.
+                 * @example 3f1c2a9e-5b7d-4e8f-9a0b-1c2d3e4f5a6b
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Alternative name of `Idempotency-Key`; sending both with different values is 422. */
+                "X-Idempotency-Key"?: components["parameters"]["XIdempotencyKey"];
+            };
+            path: {
+                /** @description The id of a shop owner's sign-in session on the hosted OAuth consent page (`cs_…`), as the audit trail's `session_id` names it. */
+                session_id: components["parameters"]["SessionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session, ended. */
+            200: {
+                headers: {
+                    "Idempotency-Status": components["headers"]["Idempotency-Status"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "session_id": "cs_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
+                     *         "started_at": "2026-11-22T03:10:00Z",
+                     *         "expires_at": "2026-11-22T15:10:00Z",
+                     *         "ended_at": "2026-11-22T03:40:00Z",
+                     *         "ip": "203.0.113.7",
+                     *         "user_agent": "Mozilla/5.0 (X11; Linux x86_64)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["OwnerSession"];
+                    };
+                };
+            };
+            401: components["responses"]["UnauthorizedWrite"];
+            403: components["responses"]["ForbiddenWrite"];
+            404: components["responses"]["SessionNotFoundWrite"];
+            409: components["responses"]["IdempotencyInProgressWrite"];
+            413: components["responses"]["PayloadTooLargeWrite"];
+            415: components["responses"]["UnsupportedMediaTypeWrite"];
+            422: components["responses"]["InvalidWriteRequestWrite"];
+            429: components["responses"]["RateLimitedWrite"];
+            500: components["responses"]["InternalErrorWrite"];
+            501: components["responses"]["NotImplementedWrite"];
+            503: components["responses"]["ServiceUnavailableWrite"];
         };
     };
     getStoreBranding: {
@@ -14294,7 +14565,7 @@ export interface operations {
                  *       "event": "license:created",
                  *       "data": {
                  *         "id": "lic_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
-                 *         "key": "LIC-8F2K-9QXA-77TZ",
+                 *         "key_hint": "BW6YE",
                  *         "product_id": "prod_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
                  *         "order_id": "ord_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
                  *         "customer_id": "cus_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
@@ -14318,7 +14589,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    data: components["schemas"]["License"];
+                    data: components["schemas"]["EventLicense"];
                     /**
                      * @description The event name.
                      * @constant
@@ -14367,7 +14638,7 @@ export interface operations {
                  *       "event": "license:revoked",
                  *       "data": {
                  *         "id": "lic_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
-                 *         "key": "LIC-8F2K-9QXA-77TZ",
+                 *         "key_hint": "BW6YE",
                  *         "product_id": "prod_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
                  *         "order_id": "ord_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
                  *         "customer_id": "cus_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
@@ -14391,7 +14662,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    data: components["schemas"]["License"];
+                    data: components["schemas"]["EventLicense"];
                     /**
                      * @description The event name.
                      * @constant
@@ -14473,15 +14744,6 @@ export interface operations {
                  *         "custom_fields": {
                  *           "discord": "ada#1234"
                  *         },
-                 *         "license_keys": [
-                 *           {
-                 *             "id": "lic_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
-                 *             "key": "LIC-8F2K-9QXA-77TZ",
-                 *             "product_id": "prod_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
-                 *             "status": "ACTIVE",
-                 *             "expires_at": 1763781000
-                 *           }
-                 *         ],
                  *         "is_developer_invoice": true,
                  *         "developer_title": "Order #1042",
                  *         "checkout_url": "https://checkout.example.com/invoice/0195f3c1-a2b3-7c9d-8e4f-5a6b7c8d9e0f",
@@ -14502,15 +14764,6 @@ export interface operations {
                  *             "delivery_instructions_label": "Discord handle",
                  *             "delivery_status": "PENDING",
                  *             "delivered_at": "2026-11-22T03:10:00Z",
-                 *             "license_keys": [
-                 *               {
-                 *                 "id": "lic_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
-                 *                 "key": "LIC-8F2K-9QXA-77TZ",
-                 *                 "product_id": "prod_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
-                 *                 "status": "ACTIVE",
-                 *                 "expires_at": 1763781000
-                 *               }
-                 *             ],
                  *             "delivered_items": {}
                  *           }
                  *         ],
@@ -14602,15 +14855,6 @@ export interface operations {
                  *         "custom_fields": {
                  *           "discord": "ada#1234"
                  *         },
-                 *         "license_keys": [
-                 *           {
-                 *             "id": "lic_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
-                 *             "key": "LIC-8F2K-9QXA-77TZ",
-                 *             "product_id": "prod_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
-                 *             "status": "ACTIVE",
-                 *             "expires_at": 1763781000
-                 *           }
-                 *         ],
                  *         "is_developer_invoice": true,
                  *         "developer_title": "Order #1042",
                  *         "checkout_url": "https://checkout.example.com/invoice/0195f3c1-a2b3-7c9d-8e4f-5a6b7c8d9e0f",
@@ -14631,15 +14875,6 @@ export interface operations {
                  *             "delivery_instructions_label": "Discord handle",
                  *             "delivery_status": "PENDING",
                  *             "delivered_at": "2026-11-22T03:10:00Z",
-                 *             "license_keys": [
-                 *               {
-                 *                 "id": "lic_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
-                 *                 "key": "LIC-8F2K-9QXA-77TZ",
-                 *                 "product_id": "prod_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
-                 *                 "status": "ACTIVE",
-                 *                 "expires_at": 1763781000
-                 *               }
-                 *             ],
                  *             "delivered_items": {}
                  *           }
                  *         ],
@@ -14991,15 +15226,6 @@ export interface operations {
                  *         "custom_fields": {
                  *           "discord": "ada#1234"
                  *         },
-                 *         "license_keys": [
-                 *           {
-                 *             "id": "lic_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
-                 *             "key": "LIC-8F2K-9QXA-77TZ",
-                 *             "product_id": "prod_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
-                 *             "status": "ACTIVE",
-                 *             "expires_at": 1763781000
-                 *           }
-                 *         ],
                  *         "is_developer_invoice": true,
                  *         "developer_title": "Order #1042",
                  *         "checkout_url": "https://checkout.example.com/invoice/0195f3c1-a2b3-7c9d-8e4f-5a6b7c8d9e0f",
@@ -15020,15 +15246,6 @@ export interface operations {
                  *             "delivery_instructions_label": "Discord handle",
                  *             "delivery_status": "PENDING",
                  *             "delivered_at": "2026-11-22T03:10:00Z",
-                 *             "license_keys": [
-                 *               {
-                 *                 "id": "lic_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
-                 *                 "key": "LIC-8F2K-9QXA-77TZ",
-                 *                 "product_id": "prod_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
-                 *                 "status": "ACTIVE",
-                 *                 "expires_at": 1763781000
-                 *               }
-                 *             ],
                  *             "delivered_items": {}
                  *           }
                  *         ],
