@@ -177,7 +177,12 @@ export interface IdempotencyKeysTable {
   /** SHA-256 (hex) of method, path and canonical JSON body. */
   fingerprint: string;
   state: 'processing' | 'completed';
+  /** When the current owner claimed (or took over) the key, by the API's clock. */
   locked_at: Timestamp;
+  /** The current owner: a random token per request (migration 0027); null on rows claimed before leases. */
+  owner_token: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Database time until which the owner holds the key; it renews this while its request runs. */
+  lease_expires_at: Timestamp;
   response_status: number | null;
   /** Headers replayed with the stored response (JSON object of strings). */
   response_headers: ColumnType<Record<string, string> | null, string | null | undefined, string | null>;

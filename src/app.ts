@@ -37,7 +37,9 @@ export interface AppOptions {
   handlers?: Partial<HandlerMap>;
   /** Milliseconds since the epoch; injectable so tests can move time. */
   now?: () => number;
-  /** A `processing` idempotency lock older than this is taken over (default 60 s). */
+  /** How long an idempotency claim lasts unless renewed (default: config, 5 s); tests shorten or lengthen it. */
+  idempotencyLeaseMs?: number;
+  /** The longest a running request keeps renewing its idempotency lease (default: config, 60 s). */
   idempotencyLockTimeoutMs?: number;
   /** Rate-limit counters go here when given (REDIS_URL); otherwise they are kept in memory. */
   redis?: RedisClient;
@@ -78,6 +80,7 @@ export async function createApp(options: AppOptions): Promise<express.Express> {
       logger,
       secrets,
       now: options.now,
+      leaseMs: options.idempotencyLeaseMs ?? config.idempotencyLeaseMs,
       lockTimeoutMs: options.idempotencyLockTimeoutMs ?? config.idempotencyLockTimeoutMs,
     }),
   });

@@ -32,7 +32,12 @@ export interface Config {
   trustProxy: number;
   /** Seconds SIGTERM waits for in-flight requests before closing. */
   shutdownGraceSeconds: number;
-  /** A `processing` idempotency lock older than this is taken over (a crashed request's key is freed). */
+  /**
+   * How long a claim on an idempotency key lasts unless its request renews it (every third of it, while it runs): a
+   * crashed server's keys are free within this.
+   */
+  idempotencyLeaseMs: number;
+  /** The longest a running request keeps renewing its key's lease: a request that hangs lets its key go after it. */
   idempotencyLockTimeoutMs: number;
   /** `statement_timeout` of every write transaction; a statement past it is cancelled and answered 503. */
   statementTimeoutMs: number;
@@ -184,6 +189,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     seedDemo: bool(env, 'SEED_DEMO', !env.DATABASE_URL),
     trustProxy: int(env, 'TRUST_PROXY', 0, 0, 10),
     shutdownGraceSeconds: int(env, 'SHUTDOWN_GRACE_SECONDS', 10, 0, 600),
+    idempotencyLeaseMs: int(env, 'IDEMPOTENCY_LEASE_SECONDS', 5, 1, 300) * 1000,
     idempotencyLockTimeoutMs: int(env, 'IDEMPOTENCY_LOCK_TIMEOUT_SECONDS', 60, 1, 3600) * 1000,
     statementTimeoutMs: int(env, 'STATEMENT_TIMEOUT_MS', 10_000, 1, 600_000),
     webhookWorker: onOff(env, 'WEBHOOK_WORKER', true),

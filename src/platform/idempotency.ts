@@ -5,8 +5,17 @@
 // in its transaction, and the response is written into the row (state `completed`) in that same transaction: the
 // change and the record of it commit together or not at all. Later requests with the key replay the stored
 // response (`Idempotency-Status: cached`) when their fingerprint (method, path, canonical body) matches, get 422
-// IDEMPOTENCY_CONFLICT when it does not, and 409 IDEMPOTENCY_IN_PROGRESS while the first still runs. A lock older
-// than the lock timeout (a crashed request) is taken over by compare-and-set on its lock time.
+// IDEMPOTENCY_CONFLICT when it does not, and 409 IDEMPOTENCY_IN_PROGRESS while the first still runs.
+//
+// The claim is a lease, not a lock that must time out: it names its owner (a random token per request) and holds
+// the key until `lease_expires_at` (database time, 5 s by default). While the request runs, its owner renews the
+// lease every third of it, each renewal a statement of its own on the pool. A process that dies (SIGKILL, a lost
+// machine) stops renewing, so its keys are free for the next request within one lease; a live slow request keeps
+// renewing and keeps its key. Nothing lives in a database session (no advisory lock, no backend pid), so this holds
+// behind a transaction-mode pooler. An owner that lost its lease anyway (its heartbeat could not reach the database,
+// the process was paused) finds out when it stores its response: that statement, in the change's own transaction,
+// compares the owner token, and a key taken over meanwhile rolls the whole change back (the taker's result stands).
+// A request that holds its key past the lock timeout (60 s: a hung request) stops renewing and lets it go.
 //
 // What is stored: successful responses and business-rule rejections (4xx thrown by the handler, after its
 // transaction rolled back). What is not: 5xx (the key is released so the client can retry), 401/403/429, and
@@ -14,7 +23,7 @@
 //
 // A stored response may hold a secret shown once (a webhook signing secret, a theme preview URL): its body is kept
 // sealed with the deployment's secret box, bound to its key's scope, so the table never holds one in clear.
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Response } from 'express';
 import type { Kysely, Transaction } from 'kysely';
@@ -26,7 +35,9 @@ import {
   deleteExpiredIdempotencyKeys,
   idempotencyKeyByScope,
   releaseIdempotencyKey,
-  takeOverIdempotencyLock,
+  renewIdempotencyLease,
+  takeOverIdempotencyKey,
+  type IdempotencyClaim,
   type IdempotencyScope,
   type StoredResponse,
 } from '../../db/queries/idempotency-keys';
@@ -43,6 +54,7 @@ export const IDEMPOTENCY_STATUS_HEADER = 'Idempotency-Status';
 export type IdempotencyStatus = 'created' | 'cached' | 'processing' | 'bypassed';
 
 export const DEFAULT_LOCK_TIMEOUT_MS = 60_000;
+export const DEFAULT_LEASE_MS = 5_000;
 export const REPLAY_WINDOW_MS = 24 * 60 * 60 * 1000;
 export const PURGE_INTERVAL_MS = 10 * 60 * 1000;
 const MAX_KEY_LENGTH = 128;
@@ -173,7 +185,12 @@ export interface IdempotencyOptions {
   publicUrl: string;
   /** Milliseconds since the epoch; injectable so tests can expire keys and locks. */
   now?: () => number;
-  /** A `processing` lock older than this is taken over (default 60 s). */
+  /**
+   * How long a claim holds its key unless renewed (default 5 s): a crashed request's key is free within this. Its
+   * request renews it every third of it while it runs.
+   */
+  leaseMs?: number;
+  /** The longest a running request keeps renewing its lease (default 60 s): a hung request lets its key go. */
   lockTimeoutMs?: number;
   /** Replay window (default 24 h). */
   ttlMs?: number;
@@ -217,8 +234,11 @@ export interface WriteRequest {
   body: unknown;
 }
 
-/** The request lost its lock to a takeover while it ran: its transaction is rolled back, the taker's result stands. */
+/** The request lost its key to a takeover while it ran: its transaction is rolled back, the taker's result stands. */
 class LockLostError extends Error {}
+
+/** One key in the map of leases this process is renewing. */
+const scopeId = (scope: IdempotencyScope) => JSON.stringify([scope.credentialId, scope.operationId, scope.key]);
 
 const inProgress = () =>
   new ApiError('IDEMPOTENCY_IN_PROGRESS', undefined, { headers: { 'Retry-After': IN_PROGRESS_RETRY_AFTER } });
@@ -233,8 +253,16 @@ const isStoredRejection = (e: ApiError) =>
 
 export class Idempotency {
   private readonly now: () => number;
+  private readonly leaseMs: number;
   private readonly lockTimeoutMs: number;
   private readonly ttlMs: number;
+  /**
+   * The owner token of every key a request of this process holds and is renewing the lease of. Such an owner is
+   * alive by definition, so a request of this process never takes its key over, even when its lease looks lapsed:
+   * on the embedded database (one connection) a renewal waits behind every other transaction, and a long one could
+   * otherwise make a live owner's lease lapse while it merely waited its turn.
+   */
+  private readonly renewing = new Map<string, string>();
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -242,7 +270,9 @@ export class Idempotency {
     private readonly options: IdempotencyOptions,
   ) {
     this.now = options.now ?? Date.now;
+    this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     this.lockTimeoutMs = options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
+    if (!(this.leaseMs >= 100)) throw new Error(`an idempotency lease must be at least 100 ms, not ${this.leaseMs}`);
     this.ttlMs = options.ttlMs ?? REPLAY_WINDOW_MS;
   }
 
@@ -276,20 +306,72 @@ export class Idempotency {
       return;
     }
 
-    const { lockedAt } = acquired;
+    const { claim } = acquired;
     let stored: StoredResponse;
     try {
-      stored = await this.unitOfWork.run(origin, async (trx, fx) => {
-        const response = renderResult(await handler(trx, fx));
-        if (!(await completeIdempotencyKey(trx, scope, lockedAt, this.sealed(scope, response), new Date(this.now()))))
-          throw new LockLostError();
-        return response;
-      });
+      const stopRenewing = this.renewWhileRunning(scope, claim);
+      try {
+        stored = await this.unitOfWork.run(origin, async (trx, fx) => {
+          const response = renderResult(await handler(trx, fx));
+          if (!(await completeIdempotencyKey(trx, scope, claim, this.sealed(scope, response), new Date(this.now()))))
+            throw new LockLostError();
+          return response;
+        });
+      } finally {
+        stopRenewing();
+      }
     } catch (err) {
-      throw await this.afterFailure(res, scope, lockedAt, err);
+      throw await this.afterFailure(res, scope, claim, err);
     }
     setIdempotencyStatus(res, 'created');
     sendStored(res, stored);
+  }
+
+  /**
+   * Renews the claim's lease every third of it until the returned function is called (the request ended: success,
+   * error, or a client that went away, since the handler runs to its end regardless) or the lock timeout is reached.
+   * Each renewal is its own statement on the pool: never inside the request's transaction (which nobody else can
+   * see), never awaited by the request (on the embedded database it waits for that very transaction to end).
+   */
+  private renewWhileRunning(scope: IdempotencyScope, claim: IdempotencyClaim): () => void {
+    const id = scopeId(scope);
+    const started = performance.now();
+    const interval = Math.max(50, Math.floor(this.leaseMs / 3));
+    let timer: NodeJS.Timeout | undefined;
+    let stopped = false;
+    const stop = () => {
+      stopped = true;
+      clearTimeout(timer);
+      if (this.renewing.get(id) === claim.token) this.renewing.delete(id);
+    };
+    const schedule = () => {
+      if (stopped) return;
+      timer = setTimeout(() => void renew(), interval);
+      timer.unref();
+    };
+    const renew = async () => {
+      if (stopped) return;
+      if (performance.now() - started >= this.lockTimeoutMs) {
+        this.options.logger?.warn('idempotent request outran the lock timeout: its key is let go', {
+          operation_id: scope.operationId,
+          credential_id: scope.credentialId,
+          lock_timeout_ms: this.lockTimeoutMs,
+        });
+        stop();
+        return;
+      }
+      try {
+        // False: completed (this request's own commit), released, or taken over; nothing left to renew.
+        if (!(await renewIdempotencyLease(this.db, scope, claim, this.leaseMs))) stop();
+      } catch (err) {
+        // The database is unreachable: the request will most likely fail too. Keep trying while it runs.
+        this.options.logger?.warn('could not renew an idempotency lease', { error: (err as Error)?.message });
+      }
+      schedule();
+    };
+    this.renewing.set(id, claim.token);
+    schedule();
+    return stop;
   }
 
   private sealed(scope: IdempotencyScope, response: StoredResponse): StoredResponse {
@@ -301,13 +383,18 @@ export class Idempotency {
     res: Response,
     scope: IdempotencyScope,
     fingerprint: string,
-  ): Promise<{ lockedAt: Date } | { replay: StoredResponse }> {
+  ): Promise<{ claim: IdempotencyClaim } | { replay: StoredResponse }> {
     // A few rounds at most: each one that loops saw the row vanish (released, expired) or lost a takeover race.
     for (let round = 0; round < 4; round++) {
       const now = new Date(this.now());
-      const claim = { fingerprint, lockedAt: now, expiresAt: new Date(now.getTime() + this.ttlMs) };
-      const claimed = await claimOrFetchIdempotencyKey(this.db, scope, claim);
-      if (claimed.claimed) return { lockedAt: now };
+      const claim: IdempotencyClaim = { token: randomUUID(), lockedAt: now };
+      const claimed = await claimOrFetchIdempotencyKey(this.db, scope, {
+        ...claim,
+        fingerprint,
+        expiresAt: new Date(now.getTime() + this.ttlMs),
+        leaseMs: this.leaseMs,
+      });
+      if (claimed.claimed) return { claim };
 
       // Undefined: created by a concurrent request after the claim's snapshot; read it again.
       const row = claimed.row ?? (await idempotencyKeyByScope(this.db, scope));
@@ -331,15 +418,19 @@ export class Idempotency {
           },
         };
       }
-      if (now.getTime() - row.locked_at.getTime() < this.lockTimeoutMs) break;
-      // The owner has held the lock past the timeout: it crashed (or hangs). Take the key over.
-      if (await takeOverIdempotencyLock(this.db, scope, row.locked_at, now)) {
-        this.options.logger?.warn('stale idempotency lock taken over', {
+      // Held: its owner renews the lease, so it is running (or died less than a lease ago).
+      if (!row.lease_lapsed) break;
+      // Lapsed, but the owner is a request of this very process that is still renewing: alive, only late.
+      if (row.owner_token !== null && this.renewing.get(scopeId(scope)) === row.owner_token) break;
+      // Its owner stopped renewing: it died (or hung past the lock timeout). Take the key over.
+      if (await takeOverIdempotencyKey(this.db, scope, row.owner_token, claim, this.leaseMs)) {
+        this.options.logger?.warn('lapsed idempotency lease taken over', {
           operation_id: scope.operationId,
           credential_id: scope.credentialId,
           locked_at: row.locked_at.toISOString(),
+          lease_expired_at: row.lease_expires_at.toISOString(),
         });
-        return { lockedAt: now };
+        return { claim };
       }
     }
     setIdempotencyStatus(res, 'processing');
@@ -350,7 +441,12 @@ export class Idempotency {
    * The handler (or storing its response) failed; its transaction is rolled back. A business rejection is stored
    * for replay in a statement of its own; anything else releases the key. Returns the error to throw on.
    */
-  private async afterFailure(res: Response, scope: IdempotencyScope, lockedAt: Date, err: unknown): Promise<unknown> {
+  private async afterFailure(
+    res: Response,
+    scope: IdempotencyScope,
+    claim: IdempotencyClaim,
+    err: unknown,
+  ): Promise<unknown> {
     if (err instanceof LockLostError) {
       setIdempotencyStatus(res, 'processing');
       return inProgress();
@@ -363,36 +459,36 @@ export class Idempotency {
         body: JSON.stringify(errorBody(apiError, this.options.publicUrl)),
       };
       try {
-        if (await completeIdempotencyKey(this.db, scope, lockedAt, this.sealed(scope, stored), new Date(this.now()))) {
+        if (await completeIdempotencyKey(this.db, scope, claim, this.sealed(scope, stored), new Date(this.now()))) {
           setIdempotencyStatus(res, 'created');
           return err;
         }
       } catch (storeErr) {
         this.options.logger?.warn('could not store an idempotent rejection', { error: (storeErr as Error)?.message });
-        await this.release(scope, lockedAt);
+        await this.release(scope, claim);
       }
       setIdempotencyStatus(res, 'bypassed');
       return err;
     }
-    await this.release(scope, lockedAt);
+    await this.release(scope, claim);
     setIdempotencyStatus(res, 'bypassed');
     return err;
   }
 
-  private async release(scope: IdempotencyScope, lockedAt: Date, attempt = 0): Promise<void> {
+  private async release(scope: IdempotencyScope, claim: IdempotencyClaim, attempt = 0): Promise<void> {
     try {
-      await releaseIdempotencyKey(this.db, scope, lockedAt);
+      await releaseIdempotencyKey(this.db, scope, claim);
     } catch (err) {
       this.options.logger?.warn('could not release an idempotency key', {
         error: (err as Error)?.message,
         attempt: attempt + 1,
       });
       // The database is gone (a restart): try again in the background, so the client's retry with this key after
-      // the database is back runs at once instead of meeting 409 processing until the lock times out. The release
-      // is compare-and-set on the lock time, so a late one never frees a key someone else has since taken.
+      // a short outage runs at once instead of meeting 409 processing until the lease lapses (after that the key is
+      // free anyway). The release compares the owner, so a late one never frees a key someone else has since taken.
       const delay = 500 * 2 ** attempt;
-      if (delay < this.lockTimeoutMs) {
-        setTimeout(() => void this.release(scope, lockedAt, attempt + 1), delay).unref();
+      if (delay < this.leaseMs) {
+        setTimeout(() => void this.release(scope, claim, attempt + 1), delay).unref();
       }
     }
   }

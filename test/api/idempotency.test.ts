@@ -1,5 +1,5 @@
 // Idempotency through HTTP: claim, replay, conflict, in-progress, release on 5xx, stored business rejections,
-// stale-lock takeover, expiry and purge. Every response goes through the contract-validating client, and every
+// lapsed-lease takeover, expiry and purge. Every response goes through the contract-validating client, and every
 // rejected request is checked for what it did not write. Races only mean something on real PostgreSQL
 // (DATABASE_URL); on PGlite (one connection) the same tests run serialised.
 import { randomUUID } from 'node:crypto';
@@ -48,8 +48,11 @@ const keyRows = (credentialId: string) => countWhere(t.db, 'idempotency_keys', '
 
 const duplicateUrl = (productId: string) => `/dev/v1/products/${productId}/duplicate`;
 
-/** A `processing` record of a duplicate request whose lock was taken `ageMs` ago (a slow or crashed request). */
-async function leftProcessing(s: Shop, key: string, ageMs: number): Promise<void> {
+/**
+ * A `processing` record of a duplicate request claimed `ageMs` ago, whose lease is still held (a running request)
+ * or lapsed (its owner died and stopped renewing it). Leases are database time: this database runs on this machine.
+ */
+async function leftProcessing(s: Shop, key: string, ageMs: number, lease: 'held' | 'lapsed'): Promise<void> {
   await insertIdempotencyKey(t.db, {
     credential_id: s.credentialId,
     operation_id: 'duplicateProduct',
@@ -57,6 +60,8 @@ async function leftProcessing(s: Shop, key: string, ageMs: number): Promise<void
     fingerprint: requestFingerprint('POST', duplicateUrl(s.productId), {}, undefined),
     state: 'processing',
     locked_at: new Date(clock - ageMs),
+    owner_token: randomUUID(),
+    lease_expires_at: new Date(Date.now() + (lease === 'held' ? 60_000 : -1_000)),
     response_status: null,
     response_body: null,
     created_at: new Date(clock - ageMs),
@@ -337,7 +342,7 @@ describe('failures', () => {
     const s = await shopWithProduct();
     const key = randomUUID();
     const scope = { credentialId: s.credentialId, operationId: 'duplicateProduct', key };
-    await leftProcessing(s, key, 30_000); // 30 s old: still fresh
+    await leftProcessing(s, key, 30_000, 'held');
     const res = await post(s, key);
     expect(res.status).toBe(409);
     expect(res.body.error.code).toBe('IDEMPOTENCY_IN_PROGRESS');
@@ -347,11 +352,11 @@ describe('failures', () => {
     expect((await idempotencyKeyByScope(t.db, scope))?.state).toBe('processing');
   });
 
-  test('a stale lock (crashed request) is taken over', async () => {
+  test('a lapsed lease (crashed request) is taken over', async () => {
     const s = await shopWithProduct();
     const key = randomUUID();
     const scope = { credentialId: s.credentialId, operationId: 'duplicateProduct', key };
-    await leftProcessing(s, key, 61_000); // past the 60 s lock timeout
+    await leftProcessing(s, key, 2_000, 'lapsed'); // its owner stopped renewing
     const res = await post(s, key);
     expect(res.status).toBe(201);
     expect(res.headers['idempotency-status']).toBe('created');
@@ -364,7 +369,7 @@ describe('failures', () => {
     expect(replay.text).toBe(res.text);
   });
 
-  test('a lock goes stale by the clock: 409 while fresh, taken over after the timeout', async () => {
+  test('a live request keeps its key past the old 60 s lock timeout by the clock: its lease is renewed, not timed', async () => {
     const s = await shopWithProduct();
     const key = randomUUID();
     let release!: () => void;
@@ -385,17 +390,19 @@ describe('failures', () => {
       expect(busy.status).toBe(409);
       expect(busy.headers['idempotency-status']).toBe('processing');
       clock += 61_000;
-      // The takeover runs the handler again; the hung request then loses its lock and is rolled back.
-      const takeover = await post(s, key);
-      expect(takeover.status).toBe(201);
-      expect(takeover.headers['idempotency-status']).toBe('created');
+      // The owner is alive and holds its lease: still 409 (a lapsed lease is test/api/idempotency-lease.test.ts).
+      const still = await post(s, key);
+      expect(still.status).toBe(409);
+      expect(still.headers['idempotency-status']).toBe('processing');
+      expect(await productCount(s.shopId)).toBe(1);
       release();
-      const late = await hung;
-      expect(late.status).toBe(409);
-      expect(late.headers['idempotency-status']).toBe('processing');
+      const done = await hung;
+      expect(done.status).toBe(201);
+      expect(done.headers['idempotency-status']).toBe('created');
       expect(await productCount(s.shopId)).toBe(2);
       const replay = await post(s, key);
-      expect(replay.text).toBe(takeover.text);
+      expect(replay.headers['idempotency-status']).toBe('cached');
+      expect(replay.text).toBe(done.text);
     } else {
       // PGlite has one connection: the hung transaction blocks every other query, so just let it finish.
       release();
@@ -461,10 +468,10 @@ describe('concurrency', () => {
     );
   });
 
-  test('10 concurrent requests on a stale lock: exactly one takes it over', async () => {
+  test('10 concurrent requests on a lapsed lease: exactly one takes it over', async () => {
     const s = await shopWithProduct();
     const key = randomUUID();
-    await leftProcessing(s, key, 5 * 60_000);
+    await leftProcessing(s, key, 5 * 60_000, 'lapsed');
     const responses = await Promise.all(Array.from({ length: 10 }, () => post(s, key)));
     const byStatus = (v: string) => responses.filter((r) => r.headers['idempotency-status'] === v);
     expect(byStatus('created')).toHaveLength(1);
