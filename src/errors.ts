@@ -53,7 +53,7 @@ export const errorCatalog = {
   BAD_REQUEST: {
     status: 400,
     message: 'The request is not valid HTTP.',
-    doc: 'The HTTP message itself could not be parsed (a malformed request line or header, an invalid `Content-Length` or chunk). It never reached an operation; the connection is closed. Fix the client or the proxy that sent it.',
+    doc: 'The HTTP message itself could not be parsed (a malformed request line or header, an invalid `Content-Length` or chunk): it never reached an operation, and the connection is closed. A report download link (outside `/dev/v1`) whose path is not validly %-encoded as UTF-8 answers it too. Fix the client or the proxy that sent it.',
   },
   REQUEST_TIMEOUT: {
     status: 408,

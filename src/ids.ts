@@ -77,3 +77,11 @@ export function newId(prefix: IdPrefix): string {
 export function newUniqid(): string {
   return randomUUID();
 }
+
+/** Every id newId(prefix) returns fits it: a path that holds anything else names no resource, without a look-up. */
+export function idShape(prefix: IdPrefix): RegExp {
+  return new RegExp(`^${prefix}_[0-9a-f]{32}$`);
+}
+
+/** A uniqid as PostgreSQL's uuid prints it (any case): the one spelling of a public address. */
+export const uniqidShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -1,13 +1,14 @@
 // The hosted consent page's forms, outside /dev/v1 (the page itself is GET /dev/v1/oauth/authorize, an operation of
 // the contract): POST /oauth/sign-in, POST /oauth/consent (approve or deny), POST /oauth/sign-out. Each answers with
 // a redirect or an HTML page (src/auth/consent-pages.ts), never JSON. The rules live in src/auth/consent.ts.
-import express, { Router, type Request, type RequestHandler, type Response } from 'express';
+import { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/tables';
 import type { Services } from '../http/handler';
 import type { UnitOfWork } from '../platform/unit-of-work';
 import { ApiError } from '../errors';
 import type { RateLimiter } from '../http/rate-limit';
+import { guardPages, pageForm, refusalTitle } from '../http/page-guard';
 import { messagePage } from './consent-pages';
 import {
   authorizationParams,
@@ -50,7 +51,7 @@ export async function consentRouter(deps: ConsentRouterDeps): Promise<Router> {
   await ensureConsentKey(db);
   const router = Router();
   // The request travels in the form (redirect_uri up to 2048 characters, scope 2000, state 512).
-  const form = express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 16 });
+  const form = pageForm({ limit: '16kb', parameterLimit: 16 });
   const secure = services.config.ownerCookieSecure;
 
   const origin = (req: Request, res: Response): FormOrigin => ({
@@ -144,5 +145,14 @@ export async function consentRouter(deps: ConsentRouterDeps): Promise<Router> {
       seeOther(res, authorizePath(params), cleared);
     }),
   );
-  return router;
+  return guardPages(router, {
+    params: {},
+    answer: (_req, res, refusal) =>
+      sendPage(
+        res,
+        refusal.status,
+        messagePage(refusalTitle(refusal.status), 'This form is not valid. Go back to the app.'),
+      ),
+    logger: services.logger,
+  });
 }

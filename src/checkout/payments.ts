@@ -35,6 +35,14 @@ export class CheckoutRefusal extends Error {
   }
 }
 
+/** The 404 of each kind of address: the same page whether the id names nothing or could never be an id. */
+export const notFound = {
+  invoice: () => new CheckoutRefusal(404, 'Invoice not found', 'There is no invoice at this address.'),
+  link: () => new CheckoutRefusal(404, 'Payment link not found', 'There is no payment link at this address.'),
+  session: () => new CheckoutRefusal(404, 'Session not found', 'There is no payment session at this address.'),
+  file: () => new CheckoutRefusal(404, 'File not found', 'This invoice delivered no such file.'),
+} as const;
+
 export interface CheckoutDeps {
   db: Kysely<Database>;
   unitOfWork: UnitOfWork;
@@ -61,7 +69,7 @@ export async function startPayment(
 ): Promise<string> {
   const { db, unitOfWork, services } = deps;
   const order = await orderByUniqid(db, uniqid);
-  if (!order) throw new CheckoutRefusal(404, 'Invoice not found', 'There is no invoice at this address.');
+  if (!order) throw notFound.invoice();
   const gateway = gatewayCode === '' ? undefined : await gatewayByCode(db, order.shop_id, gatewayCode);
   if (!gateway || !gateway.active)
     throw new CheckoutRefusal(400, 'Payment method not available', 'This shop does not accept that payment method.');
@@ -130,7 +138,7 @@ export async function sandboxSession(
   sessionId: string,
 ): Promise<PaymentAttemptRow & { uniqid: string; currency: string }> {
   const attempt = await attemptBySession(db, SANDBOX, sessionId);
-  if (!attempt) throw new CheckoutRefusal(404, 'Session not found', 'There is no payment session at this address.');
+  if (!attempt) throw notFound.session();
   return attempt;
 }
 

@@ -1,6 +1,6 @@
 // The hosted checkout (`/invoice/:uniqid`), payment-link pages (`/link/:uniqid`) and the SANDBOX gateway's own
 // payment page (`/sandbox/checkout/...`): HTML pages for buyers, outside the /dev/v1 API. The uniqid and the session id are the only credentials here.
-import express, { Router, type Request, type RequestHandler, type Response } from 'express';
+import { Router, type Request, type RequestHandler, type Response } from 'express';
 import { activeGateways } from '../../db/queries/gateways';
 import { attachmentForDownload, itemsOfOrders, orderByUniqid } from '../../db/queries/orders';
 import { attemptsOfOrder } from '../../db/queries/payment-attempts';
@@ -10,6 +10,9 @@ import { shopById } from '../../db/queries/shops';
 import { canonicalIp } from '../domain/blacklist';
 import { linkUnavailability, orderFromPaymentLink, PaymentLinkUnavailable } from '../domain/payment-link-orders';
 import { ApiError } from '../errors';
+import { guardPages, pageForm, refusalTitle } from '../http/page-guard';
+import { idShape, uniqidShape } from '../ids';
+import { sandboxSessionShape } from '../domain/gateways';
 import { checkoutUrl } from '../views/order';
 import {
   deliveredFiles,
@@ -22,6 +25,7 @@ import {
 import {
   CheckoutRefusal,
   checkoutOrigin,
+  notFound,
   sandboxSession,
   settleSandboxPayment,
   startPayment,
@@ -66,7 +70,7 @@ function buyerEmail(body: Record<string, unknown>): string {
 export function checkoutRouter(deps: CheckoutDeps): Router {
   const { db, services } = deps;
   const router = Router();
-  const form = express.urlencoded({ extended: false, limit: '2kb', parameterLimit: 10 });
+  const form = pageForm({ limit: '2kb', parameterLimit: 10 });
 
   const route =
     (fn: (req: Request, res: Response) => Promise<void>): RequestHandler =>
@@ -94,7 +98,7 @@ export function checkoutRouter(deps: CheckoutDeps): Router {
 
   async function findInvoice(uniqid: string) {
     const order = await orderByUniqid(db, uniqid);
-    if (!order) throw new CheckoutRefusal(404, 'Invoice not found', 'There is no invoice at this address.');
+    if (!order) throw notFound.invoice();
     const items = (await itemsOfOrders(db, order.shop_id, [order.id])).get(order.id) ?? [];
     return { order, items };
   }
@@ -147,7 +151,7 @@ export function checkoutRouter(deps: CheckoutDeps): Router {
           deliveredFiles(item.delivered_items).some((f) => f.id === attachmentId),
       );
       const file = delivered ? await attachmentForDownload(db, order.shop_id, attachmentId) : undefined;
-      if (!file) throw new CheckoutRefusal(404, 'File not found', 'This invoice delivered no such file.');
+      if (!file) throw notFound.file();
       res
         .status(200)
         .set({ ...securityHeaders, 'Content-Security-Policy': "default-src 'none'; sandbox" })
@@ -179,14 +183,14 @@ export function checkoutRouter(deps: CheckoutDeps): Router {
 
   async function findLink(uniqid: string) {
     const link = await paymentLinkByUniqid(db, uniqid);
-    if (!link) throw new CheckoutRefusal(404, 'Payment link not found', 'There is no payment link at this address.');
+    if (!link) throw notFound.link();
     return link;
   }
 
   router.get(
-    '/link/:uniqid',
+    '/link/:linkUniqid',
     route(async (req, res) => {
-      const link = await findLink(param(req, 'uniqid'));
+      const link = await findLink(param(req, 'linkUniqid'));
       const [shop, product, variant] = await Promise.all([
         shopById(db, link.shop_id),
         link.product_id === null ? undefined : productById(db, link.shop_id, link.product_id),
@@ -213,10 +217,10 @@ export function checkoutRouter(deps: CheckoutDeps): Router {
   );
 
   router.post(
-    '/link/:uniqid',
+    '/link/:linkUniqid',
     form,
     route(async (req, res) => {
-      const link = await findLink(param(req, 'uniqid'));
+      const link = await findLink(param(req, 'linkUniqid'));
       const email = buyerEmail((req.body ?? {}) as Record<string, unknown>);
       const order = await deps.unitOfWork.run(
         checkoutOrigin(link.shop_id, 'checkoutPaymentLink', requestIdOf(res)),
@@ -266,5 +270,33 @@ export function checkoutRouter(deps: CheckoutDeps): Router {
       res.redirect(303, `${services.config.publicUrl}/sandbox/checkout/${encodeURIComponent(sessionId)}`);
     }),
   );
-  return router;
+  // Each parameter's not-found page is the one its look-up gives for an id that names nothing.
+  const missing: Record<string, () => CheckoutRefusal> = {
+    uniqid: notFound.invoice,
+    linkUniqid: notFound.link,
+    sessionId: notFound.session,
+    attachmentId: notFound.file,
+  };
+  return guardPages(router, {
+    params: {
+      uniqid: uniqidShape,
+      linkUniqid: uniqidShape,
+      sessionId: sandboxSessionShape,
+      attachmentId: idShape('att'),
+    },
+    answer: (_req, res, refusal) => {
+      const page = refusal.status === 404 && refusal.param ? missing[refusal.param]?.() : undefined;
+      sendPage(
+        res,
+        refusal.status,
+        page
+          ? messagePage(page.title, page.message)
+          : messagePage(
+              refusalTitle(refusal.status),
+              'This address or form is not valid. Check the link you followed.',
+            ),
+      );
+    },
+    logger: services.logger,
+  });
 }

@@ -36,7 +36,10 @@ export function clientErrorResponse(err: NodeJS.ErrnoException, publicUrl: strin
     `X-Request-Id: ${randomUUID()}`,
     'Connection: close',
   ];
-  return { status: apiError.status, raw: `${head.join('\r\n')}\r\n\r\n${body}` };
+  // RFC 9110 §9.3.2: no body in the answer to HEAD (a client reading one would take it for the next response). The
+  // parser got past the method before it failed, and the bytes it read are on the error.
+  const isHead = (err as { rawPacket?: Buffer }).rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
+  return { status: apiError.status, raw: `${head.join('\r\n')}\r\n\r\n${isHead ? '' : body}` };
 }
 
 /** Answers Node's HTTP parser errors with the error envelope instead of Node's bare status line. */

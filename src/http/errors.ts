@@ -4,6 +4,7 @@ import type { Response } from 'express';
 import { ApiError, ClientAbortedError, DatabaseUnavailableError } from '../errors';
 import type { Logger } from '../logger';
 import { databaseErrorAnswer } from './database-errors';
+import { isUndecodablePath } from './page-guard';
 import { sendOAuthValidationError } from './oauth-errors';
 
 const connectionErrorCodes = new Set([
@@ -32,6 +33,8 @@ function isDatabaseUnavailable(err: unknown): boolean {
 
 export function toApiError(err: unknown): ApiError | undefined {
   if (err instanceof ApiError) return err;
+  // A route outside /dev/v1 whose path parameter does not decode (the API itself answers 404 before routing).
+  if (isUndecodablePath(err)) return new ApiError('BAD_REQUEST', 'The path is not validly percent-encoded (UTF-8).');
   if (isDatabaseUnavailable(err)) return new DatabaseUnavailableError();
   return databaseErrorAnswer(err);
 }

@@ -9,6 +9,7 @@ import { previewByTokenHash, storefrontProducts } from '../../db/queries/themes'
 import type { Database } from '../../db/tables';
 import { previewTokenHash } from '../domain/themes';
 import type { Services } from '../http/handler';
+import { guardPages, refusalTitle } from '../http/page-guard';
 import { previewGonePage, renderThemePage } from './render';
 
 const securityHeaders = {
@@ -40,7 +41,6 @@ export function themePreviewRouter(deps: {
     res.locals.route = '/theme-preview/:token';
     try {
       const token = String(req.params.token ?? '');
-      if (!tokenShape.test(token)) return notFound(res);
       const target = await previewByTokenHash(db, previewTokenHash(token));
       if (!target) return notFound(res);
       const { session, theme } = target;
@@ -77,5 +77,17 @@ export function themePreviewRouter(deps: {
       send(res, 500, previewGonePage('Something went wrong', 'The preview could not be rendered. Try again.'));
     }
   });
-  return router;
+  // A token of another shape never was a session: the same 404 as one that is not, without hashing or a look-up.
+  return guardPages(router, {
+    params: { token: tokenShape },
+    answer: (_req, res, refusal) =>
+      refusal.status === 404
+        ? notFound(res)
+        : send(
+            res,
+            refusal.status,
+            previewGonePage(refusalTitle(refusal.status), 'This preview address is not valid.'),
+          ),
+    logger: services.logger,
+  });
 }
