@@ -115,17 +115,23 @@ describe('401: which of the three cases', () => {
       const { port } = server.address() as AddressInfo;
       const res = await new Promise<Res>((resolve, reject) => {
         const req = http.request(
-          { port, host: '127.0.0.1', path: '/dev/v1/me', headers: { authorization: [`Bearer ${fullKey}`, 'Basic x'] } },
+          {
+            port,
+            host: '127.0.0.1',
+            path: '/dev/v1/me',
+            headers: ['Host', `127.0.0.1:${port}`, 'Authorization', `Bearer ${fullKey}`, 'Authorization', 'Basic x'],
+          },
           (r) => {
             const chunks: Buffer[] = [];
             r.on('data', (c: Buffer) => chunks.push(c));
-            r.on('end', () =>
-              resolve({
-                status: r.statusCode!,
-                headers: r.headers,
-                body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as Res['body'],
-              }),
-            );
+            r.on('end', () => {
+              try {
+                const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Res['body'];
+                resolve({ status: r.statusCode!, headers: r.headers, body });
+              } catch (err) {
+                reject(err as Error);
+              }
+            });
           },
         );
         req.on('error', reject);
