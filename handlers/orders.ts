@@ -1,30 +1,29 @@
 import { completeInvoice, type CompletionDeps } from '../src/domain/order-completion';
 import { createOrder as create, type OrderDeps } from '../src/domain/orders';
-import type { OperationContext, OperationHandler, Services } from '../src/http/handler';
+import type { OperationContext, OperationHandler } from '../src/http/handler';
 
-const orderDeps = (s: Services): OrderDeps => ({
+// The returned order is rendered for the caller: its license keys only if its scopes read licenses
+// (src/domain/license-issuing.ts).
+const completionDeps = ({ services: s, auth }: Pick<OperationContext, 'services' | 'auth'>): CompletionDeps => ({
   clock: s.clock,
   checkoutBaseUrl: s.config.checkoutBaseUrl,
-  orderTtlMinutes: s.config.orderTtlMinutes,
+  readerScopes: auth.credential.scopes,
 });
-const completionDeps = (s: Services): CompletionDeps => ({ clock: s.clock, checkoutBaseUrl: s.config.checkoutBaseUrl });
+const orderDeps = (ctx: Pick<OperationContext, 'services' | 'auth'>): OrderDeps => ({
+  ...completionDeps(ctx),
+  orderTtlMinutes: ctx.services.config.orderTtlMinutes,
+});
 
-export const createOrder: OperationHandler<'createOrder'> = async ({ db, auth, body, effects, services }) => ({
+export const createOrder: OperationHandler<'createOrder'> = async (ctx) => ({
   status: 201,
-  data: await create(db, auth.shop.id, body, effects, orderDeps(services)),
+  data: await create(ctx.db, ctx.auth.shop.id, ctx.body, ctx.effects, orderDeps(ctx)),
 });
 
 /** Both operations run the one completion pipeline; they differ only in how the body names the mail switch. */
 const complete = (
-  {
-    db,
-    auth,
-    params,
-    effects,
-    services,
-  }: Pick<OperationContext<'completeOrder'>, 'db' | 'auth' | 'params' | 'effects' | 'services'>,
+  ctx: Pick<OperationContext<'completeOrder'>, 'db' | 'auth' | 'params' | 'effects' | 'services'>,
   options: { note?: string; suppressEmails: boolean },
-) => completeInvoice(db, auth.shop.id, params.id, options, effects, completionDeps(services));
+) => completeInvoice(ctx.db, ctx.auth.shop.id, ctx.params.id, options, ctx.effects, completionDeps(ctx));
 
 export const completeOrder: OperationHandler<'completeOrder'> = async (ctx) => ({
   data: await complete(ctx, { note: ctx.body?.note, suppressEmails: ctx.body?.suppress_emails === true }),

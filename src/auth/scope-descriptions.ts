@@ -12,7 +12,7 @@ export const scopeDescriptions: Readonly<Record<string, string>> = {
   'customers.write': 'Change your customers, including crediting and debiting their wallets.',
   'disputes.read': 'See payment disputes.',
   'email_marketing.read': 'See your email marketing settings.',
-  'licenses.read': 'See your software licenses and validate license keys.',
+  'licenses.read': 'See your software licenses and their keys (on orders too), and validate license keys.',
   'licenses.write': 'Create, change and delete software licenses.',
   'messaging.write': 'Change the notifications of your messaging bots.',
   'orders.read': 'See your orders and invoices, with buyer emails and amounts.',

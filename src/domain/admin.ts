@@ -8,7 +8,7 @@ import { productById } from '../../db/queries/products';
 import * as credentials from '../../db/queries/credentials';
 import * as shops from '../../db/queries/shops';
 import { generateCredential } from '../auth/credentials';
-import { knownScopes, scopePattern } from '../auth/scopes';
+import { fullAccessScope, knownScopes, scopePattern } from '../auth/scopes';
 import { loadConfig, plans, type Config, type Plan } from '../config';
 import { ValidationError } from '../errors';
 import { systemClock } from '../platform/clock';
@@ -402,6 +402,8 @@ export async function completeOrderAsOperator(
     completeInvoice(trx, input.shopId, input.orderId, { suppressEmails: input.suppressEmails === true }, effects, {
       clock: systemClock,
       checkoutBaseUrl: config.checkoutBaseUrl,
+      // The operator at the console may read everything, the license keys the order issued too.
+      readerScopes: [fullAccessScope],
     }),
   );
 }

@@ -7,10 +7,14 @@
 // Hooks: src/domain/order-completion.ts calls withLicenses() on each delivered item and withLicenseKeys() on the
 // completed order's view; src/domain/order-lists.ts calls withLicenseKeys() on a page; src/domain/refunds.ts calls
 // revokeOrderLicenses() on a full refund.
+//
+// withLicenseKeys() is the only way a key reaches an order view, and it adds keys only for a reader that may read
+// licenses: `orders.read` alone must not be a side door around `licenses.read` (GET /licenses would refuse it).
 import type { Transaction } from 'kysely';
 import * as licenses from '../../db/queries/licenses';
 import type { ReadDb } from '../../db/queries/shop-scope';
 import type { Database, ItemDeliveryStatus, LicenseRow, OrderItemRow, OrderRow, ProductRow } from '../../db/tables';
+import { hasScope } from '../auth/scopes';
 import { systemClock } from '../platform/clock';
 import { loadLicenseKeyring } from '../platform/license-keys';
 import type { Effects } from '../platform/unit-of-work';
@@ -92,6 +96,17 @@ export async function withLicenses<D extends DeliveredLike>(
   };
 }
 
+/** The scope a reader needs to see an order's `license_keys`: the one that reads the licenses themselves. */
+export const licenseKeysScope = 'licenses.read';
+
+/**
+ * Whether a reader with these scopes sees the keys on order views. Decided once per response, never per row; a
+ * reader that does not still finds the license ids in the items' `delivered_items.license_ids`.
+ */
+export function seesLicenseKeys(readerScopes: readonly string[]): boolean {
+  return hasScope(readerScopes, [licenseKeysScope]);
+}
+
 interface ViewWithItems {
   id: string;
   items: { id: string }[];
@@ -104,14 +119,18 @@ type WithKeys<V extends ViewWithItems> = V & {
 
 /**
  * Adds `license_keys` to the orders (and their items) that have licenses, as they are now (a refunded order's are
- * REVOKED). Knows from the items' `license_count` which orders have any, so a page without one costs no query.
+ * REVOKED), for a reader with these scopes that may read licenses (seesLicenseKeys); for any other the views are
+ * returned as they are, with no query. Knows from the items' `license_count` which orders have any, so a page
+ * without one costs no query either.
  */
 export async function withLicenseKeys<V extends ViewWithItems>(
   db: ReadDb,
   shopId: string,
   entries: { view: V; items: Pick<OrderItemRow, 'id' | 'license_count'>[] }[],
+  readerScopes: readonly string[],
   now: Date = systemClock.now(),
 ): Promise<WithKeys<V>[]> {
+  if (!seesLicenseKeys(readerScopes)) return entries.map((e) => e.view);
   const orderIds = entries.filter((e) => e.items.some((i) => i.license_count > 0)).map((e) => e.view.id);
   if (orderIds.length === 0) return entries.map((e) => e.view);
   const rows = await licenses.licensesOfOrders(db, shopId, orderIds);

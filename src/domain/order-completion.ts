@@ -38,6 +38,11 @@ export interface CompletionOptions {
 export interface CompletionDeps {
   clock: Clock;
   checkoutBaseUrl: string;
+  /**
+   * The scopes of the credential the returned view is for: its `license_keys` only if they may read licenses
+   * (src/domain/license-issuing.ts). Absent: no reader (a buyer's payment, a fixture), so no keys.
+   */
+  readerScopes?: readonly string[];
 }
 
 interface Delivered {
@@ -134,17 +139,11 @@ export async function completeInvoice(
       total: jsonAmount(completed.total),
       currency: completed.currency,
     });
-  const view = (
-    await withLicenseKeys(
-      trx,
-      shopId,
-      [{ view: orderView(completed, deliveredItems, deps.checkoutBaseUrl), items: deliveredItems }],
-      now,
-    )
-  )[0]!;
+  const view = orderView(completed, deliveredItems, deps.checkoutBaseUrl);
+  // The event never holds keys (src/views/event-data.ts), so it takes the view before they are added.
   effects.emit('order:completed', view);
   effects.audit({ action: 'order.completed', resourceType: 'order', resourceId: order.id, detail: { gateway } });
-  return view;
+  return (await withLicenseKeys(trx, shopId, [{ view, items: deliveredItems }], deps.readerScopes ?? [], now))[0]!;
 }
 
 /** The attempt that paid is PAID; without one (a manual completion) a PAID attempt is recorded for the invoice. */

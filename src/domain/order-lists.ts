@@ -65,6 +65,8 @@ export const invoiceListSpec: ListSpec = {
 export interface OrderListOptions {
   /** services.config.checkoutBaseUrl: each order's checkout_url. */
   checkoutBase: string;
+  /** The scopes of the credential the page is for: `license_keys` only if they may read licenses. */
+  readerScopes: readonly string[];
 }
 
 /** A page's orders with their items: one more query for the items of the whole page. */
@@ -77,7 +79,8 @@ async function orderViews(
     shopId,
     rows.map((r) => r.id),
   );
-  // License keys only for the orders whose items issued some (src/domain/license-issuing.ts): no query otherwise.
+  // License keys only for a reader that may read licenses, and only for the orders whose items issued some
+  // (src/domain/license-issuing.ts): no query otherwise.
   return withLicenseKeys(
     db,
     shopId,
@@ -85,6 +88,7 @@ async function orderViews(
       view: orderView(row, items.get(row.id) ?? [], options.checkoutBase),
       items: items.get(row.id) ?? [],
     })),
+    options.readerScopes,
   );
 }
 

@@ -31,6 +31,8 @@ export interface OrderDeps {
   clock: Clock;
   checkoutBaseUrl: string;
   orderTtlMinutes: number;
+  /** CompletionDeps.readerScopes: an order the wallet pays entirely completes at once and may show keys. */
+  readerScopes?: readonly string[];
 }
 
 interface Line {

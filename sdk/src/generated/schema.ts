@@ -3667,7 +3667,7 @@ export interface components {
             is_developer_invoice: boolean;
             /** @description Line items. */
             items: components["schemas"]["OrderItem"][];
-            /** @description License keys issued for the order (optional key: present once it issued some). Completing an order issues one key per unit of each line item of a license product (see `Product.license`), `license:created` each; a full refund revokes them (`REVOKED`, `license:revoked` each); a partial refund leaves them. */
+            /** @description License keys issued for the order (optional key: present once it issued some, and only to a credential that may read licenses: `licenses.read` or `*`). Completing an order issues one key per unit of each line item of a license product (see `Product.license`), `license:created` each; a full refund revokes them (`REVOKED`, `license:revoked` each); a partial refund leaves them. A credential without `licenses.read` (e.g. `orders.read` or `orders.write` alone) never gets this key, on the order or its items, from any operation that returns an order or invoice (`GET /orders`, `GET /invoices`, `POST /orders`, `POST /orders/{id}/complete`, `POST /orders/{id}/fulfill`): a key is a secret the licenses scope guards, as `GET /licenses` does. The licenses stay named by id in `items[].delivered_items.license_ids`. */
             license_keys?: components["schemas"]["LicenseKeyRef"][];
             /**
              * @description Payment status (see `PaymentStatus`), or `null` before a payment attempt exists.
@@ -3739,7 +3739,7 @@ export interface components {
             delivery_status: components["schemas"]["DeliveryStatus"];
             /** @description The line item id (`itemId` in paths). */
             id: string;
-            /** @description License keys issued for this item, one per unit (optional key: present once it issued some). A `SERVICE` item of a license product is `DELIVERED` by its keys; other types deliver as they do and add the keys. `delivered_items.license_ids` names the licenses. */
+            /** @description License keys issued for this item, one per unit (optional key: present once it issued some, and only to a credential holding `licenses.read` or `*`, as `Order.license_keys`). A `SERVICE` item of a license product is `DELIVERED` by its keys; other types deliver as they do and add the keys. `delivered_items.license_ids` names the licenses, whatever the scopes. */
             license_keys?: components["schemas"]["LicenseKeyRef"][];
             /** @description The product, or `null` when the item is not backed by a product (generic payments). */
             product_id: string | null;
