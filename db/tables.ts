@@ -256,11 +256,29 @@ export interface WebhookAttemptsTable {
   response_status: number | null;
   response_body: string | null;
   duration_ms: number | null;
+  /** Why the attempt failed (migration 0026); null while queued and when delivered. Set with `error`. */
+  error_code: WebhookAttemptErrorCode | null;
+  /** The failure's message for the merchant (host and port at most: never a path, header, signature or secret). */
   error: string | null;
   next_retry_at: NullableTimestamp;
   attempted_at: NullableTimestamp;
   created_at: Timestamp;
 }
+
+/** The contract's WebhookAttemptError codes (src/worker/webhook-delivery.ts lists them at run time). */
+export type WebhookAttemptErrorCode =
+  | 'CONNECTION_REFUSED'
+  | 'CONNECT_TIMEOUT'
+  | 'TIMEOUT'
+  | 'DNS_FAILURE'
+  | 'TLS_ERROR'
+  | 'CONNECTION_RESET'
+  | 'HOST_UNREACHABLE'
+  | 'INVALID_RESPONSE'
+  | 'NETWORK_ERROR'
+  | 'PRIVATE_TARGET_REFUSED'
+  | 'INVALID_TARGET'
+  | 'HTTP_ERROR';
 
 export interface OutboundEmailsTable {
   id: string;

@@ -26,6 +26,7 @@ import * as m0022 from './0022_owner_sessions';
 import * as m0023 from './0023_bot_notifications';
 import * as m0024 from './0024_email_marketing_sync';
 import * as m0025 from './0025_events_without_secrets';
+import * as m0026 from './0026_webhook_attempt_errors';
 import * as m0027 from './0027_idempotency_leases';
 
 export const migrations: Record<string, Migration> = {
@@ -54,5 +55,6 @@ export const migrations: Record<string, Migration> = {
   '0023_bot_notifications': m0023,
   '0024_email_marketing_sync': m0024,
   '0025_events_without_secrets': m0025,
+  '0026_webhook_attempt_errors': m0026,
   '0027_idempotency_leases': m0027,
 };
