@@ -189,7 +189,8 @@ export async function settleDelivered(
       returning id
     )
     update webhook_attempts set status = 'SUCCEEDED', url = ${o.url}, response_status = ${o.responseStatus},
-      response_body = ${o.responseBody}, duration_ms = ${o.durationMs}, error = null, next_retry_at = null,
+      response_body = ${o.responseBody}, duration_ms = ${o.durationMs}, error_code = null, error = null,
+      next_retry_at = null,
       attempted_at = ${o.attemptedAt}
     where shop_id = ${shopId} and id = ${attemptId} and exists (select 1 from settled)
     returning id`.execute(db);

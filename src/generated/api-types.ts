@@ -5017,6 +5017,16 @@ export interface components {
             /** @description Identifier. */
             wallet_id: string;
         };
+        /** @description Why a delivery attempt failed. `message` names the host and port at most, never the path, a header, the signature or a secret. */
+        WebhookAttemptError: {
+            /**
+             * @description `CONNECTION_REFUSED`: nothing listens at the host and port (the receiver is down). `CONNECT_TIMEOUT`: no connection within 5 seconds (DNS look-up and TCP connect; a firewall dropping packets, a host that is off). `TIMEOUT`: connected, but no complete answer within 10 seconds. `DNS_FAILURE`: the host name does not resolve. `TLS_ERROR`: the TLS handshake failed (an invalid, expired or self-signed certificate, a name the certificate does not cover, a server that does not speak TLS on that port). `CONNECTION_RESET`: the receiver closed the connection before a complete answer. `HOST_UNREACHABLE`: no route to the host. `INVALID_RESPONSE`: the answer is not valid HTTP. `NETWORK_ERROR`: any other network failure. `PRIVATE_TARGET_REFUSED`: the host is, or resolves to, a loopback, private, link-local or other non-public address, and this server does not call those (nothing was sent). `INVALID_TARGET`: the URL cannot be called (nothing was sent). `HTTP_ERROR`: the endpoint answered a status other than 2xx (`response_status`; a 3xx too, as redirects are not followed). More codes may be added; treat an unknown one like `NETWORK_ERROR`.
+             * @enum {string}
+             */
+            code: "CONNECTION_REFUSED" | "CONNECT_TIMEOUT" | "TIMEOUT" | "DNS_FAILURE" | "TLS_ERROR" | "CONNECTION_RESET" | "HOST_UNREACHABLE" | "INVALID_RESPONSE" | "NETWORK_ERROR" | "PRIVATE_TARGET_REFUSED" | "INVALID_TARGET" | "HTTP_ERROR";
+            /** @description What happened, in English, e.g. `connection refused by 203.0.113.7:443 (ECONNREFUSED)`, `no complete answer from hooks.example.com:443 within 10 s`, `the endpoint answered 500 Internal Server Error; only a 2xx counts as delivered`. For people: match on `code`, not on this text. */
+            message: string;
+        };
         /** @description One delivery attempt of an event to an endpoint. */
         WebhookDeliveryLog: {
             /**
@@ -5031,6 +5041,8 @@ export interface components {
             created_at: string;
             /** Format: int32 */
             duration_ms: number | null;
+            /** @description Why the attempt failed: `null` while it is queued (`PENDING`) and when it was delivered (`SUCCEEDED`); set on every failed attempt (`RETRYING`, `FAILED`), including a non-2xx answer (`HTTP_ERROR`, with `response_status`). */
+            error: components["schemas"]["WebhookAttemptError"] | null;
             event: components["schemas"]["WebhookEventType"];
             /** @description The event's id (`GET /events/{id}`), sent as the `webhook-id` header: the same on every attempt and for every endpoint of the event. */
             event_id: string;
@@ -5045,7 +5057,7 @@ export interface components {
             response_body: string | null;
             /**
              * Format: int32
-             * @description HTTP status answered by the endpoint, or `null` (network error or time-out).
+             * @description HTTP status answered by the endpoint, or `null` (no answer: see `error`).
              */
             response_status: number | null;
             /**
@@ -14097,10 +14109,11 @@ export interface operations {
                      *         "url": "https://checkout.example.com/url/0195f3c1",
                      *         "status": "PENDING",
                      *         "attempt": 1,
-                     *         "response_status": 200,
-                     *         "response_body": "OK",
-                     *         "duration_ms": 182,
-                     *         "next_retry_at": "2026-11-22T03:10:00Z",
+                     *         "response_status": null,
+                     *         "response_body": null,
+                     *         "duration_ms": null,
+                     *         "error": null,
+                     *         "next_retry_at": null,
                      *         "created_at": "2026-11-22T03:10:00Z"
                      *       }
                      *     }
@@ -14161,12 +14174,16 @@ export interface operations {
                      *             "event_id": "evt_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
                      *             "event": "order:created",
                      *             "url": "https://checkout.example.com/url/0195f3c1",
-                     *             "status": "PENDING",
+                     *             "status": "RETRYING",
                      *             "attempt": 1,
-                     *             "response_status": 200,
-                     *             "response_body": "OK",
-                     *             "duration_ms": 182,
-                     *             "next_retry_at": "2026-11-22T03:10:00Z",
+                     *             "response_status": null,
+                     *             "response_body": null,
+                     *             "duration_ms": 3,
+                     *             "error": {
+                     *               "code": "CONNECTION_REFUSED",
+                     *               "message": "connection refused by 203.0.113.7:443 (ECONNREFUSED)"
+                     *             },
+                     *             "next_retry_at": "2026-11-22T03:10:05Z",
                      *             "created_at": "2026-11-22T03:10:00Z"
                      *           }
                      *         ],
@@ -14239,10 +14256,11 @@ export interface operations {
                      *         "url": "https://checkout.example.com/url/0195f3c1",
                      *         "status": "PENDING",
                      *         "attempt": 1,
-                     *         "response_status": 200,
-                     *         "response_body": "OK",
-                     *         "duration_ms": 182,
-                     *         "next_retry_at": "2026-11-22T03:10:00Z",
+                     *         "response_status": null,
+                     *         "response_body": null,
+                     *         "duration_ms": null,
+                     *         "error": null,
+                     *         "next_retry_at": null,
                      *         "created_at": "2026-11-22T03:10:00Z"
                      *       }
                      *     }

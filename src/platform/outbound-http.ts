@@ -34,17 +34,25 @@ export interface OutboundOptions {
   lookup?: typeof dns.lookup;
 }
 
+/** Why no answer came back: the target's fault or the network's, never ours (see classifyNetworkError). */
+export type NetworkErrorCode =
+  | 'TIMEOUT'
+  | 'CONNECT_TIMEOUT'
+  | 'CONNECTION_REFUSED'
+  | 'CONNECTION_RESET'
+  | 'HOST_UNREACHABLE'
+  | 'DNS_FAILURE'
+  | 'TLS_ERROR'
+  | 'INVALID_RESPONSE'
+  | 'NETWORK_ERROR';
+
+/** Why nothing was sent: a private address while those are not allowed, or a target no call can be made to. */
+export type RefusalCode = 'PRIVATE_TARGET_REFUSED' | 'INVALID_TARGET';
+
 export type OutboundOutcome =
   | { kind: 'response'; status: number; body: string; durationMs: number }
-  | { kind: 'refused'; reason: string; durationMs: number }
-  | {
-      kind: 'error';
-      code: 'TIMEOUT' | 'CONNECT_TIMEOUT' | 'CONNECTION_REFUSED' | 'DNS' | 'TLS' | 'NETWORK';
-      message: string;
-      durationMs: number;
-    };
-
-type ErrorCode = Extract<OutboundOutcome, { kind: 'error' }>['code'];
+  | { kind: 'refused'; code: RefusalCode; reason: string; durationMs: number }
+  | { kind: 'error'; code: NetworkErrorCode; message: string; durationMs: number };
 
 const USER_AGENT = 'MerchantDeveloperAPI-Webhooks/1.0';
 
@@ -71,12 +79,88 @@ const RANGE_NAMES: Record<string, string> = {
   reserved: 'a reserved',
 };
 
-function notPublicReason(ip: string): string {
+function rangeName(ip: string): string {
   const range = ipaddr.isValid(ip) ? ipaddr.process(ip).range() : 'invalid';
-  return `${ip} is ${RANGE_NAMES[range] ?? 'a non-public'} address`;
+  return `${RANGE_NAMES[range] ?? 'a non-public'} address`;
+}
+
+function notPublicReason(ip: string): string {
+  return `${ip} is ${rangeName(ip)}`;
 }
 
 class RefusedTarget extends Error {}
+
+/** Where a call went, for messages: the host and port only, never the path or query, which may carry a token. */
+export interface CallTarget {
+  host: string;
+  port: string;
+}
+
+const seconds = (ms: number) => `${Number((ms / 1000).toFixed(3))} s`;
+
+/** The reason in an OpenSSL error text ("…:SSL routines:<function>:wrong version number:<file>:<line>:"). */
+function opensslReason(message: string): string | undefined {
+  return /error:[0-9A-F]+:[^:]*:[^:]*:([^:]+):/.exec(message)?.[1];
+}
+
+/** The first line of a message, without Node's advice after a semicolon, bounded. */
+function firstLine(message: string): string {
+  return (message.split('\n')[0] ?? '').split(';')[0]!.trim().slice(0, 200);
+}
+
+/**
+ * The one mapping of a Node (or undici) network error to a code and a message fit for a merchant's delivery log:
+ * what happened, to which host and port, and the system's own error code in parentheses. Never the URL's path or
+ * query, a header or the body (the message goes to the merchant and the logs; a webhook's signature must not).
+ */
+export function classifyNetworkError(
+  err: NodeJS.ErrnoException & { reason?: string },
+  target: CallTarget,
+): { code: NetworkErrorCode; message: string } {
+  // With several addresses Node tries each (happy eyeballs) and reports an AggregateError of their failures.
+  const inner = (err as { errors?: NodeJS.ErrnoException[] }).errors?.[0];
+  const e = (err.code ? err : (inner ?? err)) as NodeJS.ErrnoException & {
+    address?: string;
+    port?: number;
+    reason?: string;
+  };
+  // DOMException (AbortError, TimeoutError) has a numeric code.
+  const code = typeof e.code === 'string' ? e.code : '';
+  const where = e.address ? (e.port ? `${e.address}:${e.port}` : e.address) : `${target.host}:${target.port}`;
+  const tag = code ? ` (${code})` : '';
+  if (code === 'ECONNREFUSED') return { code: 'CONNECTION_REFUSED', message: `connection refused by ${where}${tag}` };
+  if (e.syscall === 'getaddrinfo' || e.syscall?.startsWith('query') || code === 'ENOTFOUND' || code === 'ENODATA') {
+    const why = code === 'EAI_AGAIN' ? 'could not be resolved now (temporary DNS failure)' : 'does not resolve';
+    return { code: 'DNS_FAILURE', message: `the name ${target.host} ${why}${tag}` };
+  }
+  if (code.startsWith('EAI_')) {
+    return { code: 'DNS_FAILURE', message: `the name ${target.host} could not be resolved${tag}` };
+  }
+  if (/^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|ERR_OSSL_)|SELF_SIGNED|^EPROTO$|HOSTNAME_MISMATCH/.test(code)) {
+    const reason = e.reason ?? opensslReason(e.message) ?? firstLine(e.message);
+    return { code: 'TLS_ERROR', message: `TLS with ${target.host}:${target.port} failed: ${reason}${tag}` };
+  }
+  if (['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED'].includes(code)) {
+    return { code: 'CONNECTION_RESET', message: `${where} closed the connection before a complete answer${tag}` };
+  }
+  if (['EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDOWN', 'ENETDOWN', 'EADDRNOTAVAIL'].includes(code)) {
+    return { code: 'HOST_UNREACHABLE', message: `no route to ${where}${tag}` };
+  }
+  if (code === 'ETIMEDOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') {
+    return { code: 'CONNECT_TIMEOUT', message: `the connection to ${where} timed out${tag}` };
+  }
+  if (['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ESOCKETTIMEDOUT'].includes(code)) {
+    return { code: 'TIMEOUT', message: `${where} did not answer in time${tag}` };
+  }
+  if (e.name === 'AbortError' || e.name === 'TimeoutError' || code === 'ABORT_ERR') {
+    return { code: 'TIMEOUT', message: `the call to ${where} was aborted before a complete answer${tag}` };
+  }
+  if (code.startsWith('HPE_') || code === 'UND_ERR_INFO' || code === 'ERR_INVALID_HTTP_RESPONSE') {
+    const reason = e.reason ?? firstLine(e.message);
+    return { code: 'INVALID_RESPONSE', message: `the answer of ${where} is not valid HTTP: ${reason}${tag}` };
+  }
+  return { code: 'NETWORK_ERROR', message: `${firstLine(messageOf(err)) || 'network error'}${tag}` };
+}
 
 // Node connects to whatever this callback returns, so refusing here covers every address of the name, and the
 // answer cannot change between the check and the connect.
@@ -89,21 +173,14 @@ function guardedLookup(base: typeof dns.lookup, allowPrivate: boolean): LookupFu
       const blocked = allowPrivate ? undefined : addresses.find((a) => !isPublicAddress(a.address));
       // One private address is enough to refuse: a name mixing public and private addresses is a rebinding attempt.
       if (blocked)
-        return callback(new RefusedTarget(`${hostname} resolves to ${notPublicReason(blocked.address)}`), '');
+        return callback(
+          new RefusedTarget(`${hostname} resolves to ${blocked.address}, ${rangeName(blocked.address)}`),
+          '',
+        );
       if (options.all) callback(null, addresses);
       else callback(null, first.address, first.family);
     });
   };
-}
-
-function errorCodeOf(err: NodeJS.ErrnoException): ErrorCode {
-  // With several addresses Node tries each (happy eyeballs) and reports an AggregateError of their failures.
-  const inner = (err as { errors?: NodeJS.ErrnoException[] }).errors?.[0];
-  const code = err.code ?? inner?.code ?? '';
-  if (code === 'ECONNREFUSED') return 'CONNECTION_REFUSED';
-  if (err.syscall === 'getaddrinfo' || code === 'ENOTFOUND' || code.startsWith('EAI_')) return 'DNS';
-  if (/^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_)|SELF_SIGNED|EPROTO/.test(code)) return 'TLS';
-  return 'NETWORK';
 }
 
 function messageOf(err: Error): string {
@@ -126,7 +203,13 @@ function withDefaultHeaders(given: Record<string, string>, body: string): Record
 export async function sendOutbound(req: OutboundRequest, options: OutboundOptions): Promise<OutboundOutcome> {
   const started = performance.now();
   const durationMs = () => Math.round(performance.now() - started);
-  const refused = (reason: string): OutboundOutcome => ({ kind: 'refused', reason, durationMs: durationMs() });
+  const refused = (reason: string, code: RefusalCode = 'INVALID_TARGET'): OutboundOutcome => ({
+    kind: 'refused',
+    code,
+    reason,
+    durationMs: durationMs(),
+  });
+  const privateTarget = (reason: string) => refused(reason, 'PRIVATE_TARGET_REFUSED');
 
   let url: URL;
   try {
@@ -141,7 +224,8 @@ export async function sendOutbound(req: OutboundRequest, options: OutboundOption
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
   const allowPrivate = options.allowPrivateTargets;
   // Node calls no lookup for an IP literal, so the guarded lookup alone would let http://127.0.0.1/ through.
-  if (!allowPrivate && isIP(host) && !isPublicAddress(host)) return refused(notPublicReason(host));
+  if (!allowPrivate && isIP(host) && !isPublicAddress(host)) return privateTarget(notPublicReason(host));
+  const target: CallTarget = { host, port: url.port || (url.protocol === 'https:' ? '443' : '80') };
 
   const timeoutMs = options.timeoutMs ?? 10_000;
   const connectTimeoutMs = options.connectTimeoutMs ?? 5000;
@@ -158,11 +242,18 @@ export async function sendOutbound(req: OutboundRequest, options: OutboundOption
       request?.destroy();
       resolve(outcome);
     };
-    const fail = (code: ErrorCode, message: string) =>
+    const fail = (code: NetworkErrorCode, message: string) =>
       settle({ kind: 'error', code, message, durationMs: durationMs() });
-    const totalTimer = setTimeout(() => fail('TIMEOUT', `no complete answer within ${timeoutMs} ms`), timeoutMs);
+    const totalTimer = setTimeout(
+      () => fail('TIMEOUT', `no complete answer from ${target.host}:${target.port} within ${seconds(timeoutMs)}`),
+      timeoutMs,
+    );
     const connectTimer = setTimeout(
-      () => fail('CONNECT_TIMEOUT', `not connected within ${connectTimeoutMs} ms`),
+      () =>
+        fail(
+          'CONNECT_TIMEOUT',
+          `no connection to ${target.host}:${target.port} within ${seconds(connectTimeoutMs)} (DNS look-up and connect)`,
+        ),
       connectTimeoutMs,
     );
 
@@ -190,7 +281,7 @@ export async function sendOutbound(req: OutboundRequest, options: OutboundOption
         // before the request bytes queued on this socket are written.
         const remote = socket.remoteAddress;
         if (!allowPrivate && (!remote || !isPublicAddress(remote))) {
-          settle(refused(remote ? notPublicReason(remote) : 'the connected address is unknown'));
+          settle(privateTarget(remote ? notPublicReason(remote) : 'the connected address is unknown'));
         }
       };
       if (socket.connecting) socket.prependOnceListener('connect', onConnect);
@@ -198,8 +289,9 @@ export async function sendOutbound(req: OutboundRequest, options: OutboundOption
     });
 
     request.on('error', (err: NodeJS.ErrnoException) => {
-      if (err instanceof RefusedTarget) settle(refused(err.message));
-      else fail(errorCodeOf(err), messageOf(err));
+      if (err instanceof RefusedTarget) return settle(privateTarget(err.message));
+      const { code, message } = classifyNetworkError(err, target);
+      fail(code, message);
     });
 
     request.on('response', (res) => {

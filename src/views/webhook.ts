@@ -38,6 +38,7 @@ export function webhookAttemptView(row: WebhookAttemptRow) {
     response_status: row.response_status,
     response_body: row.response_body === null ? null : row.response_body.slice(0, RESPONSE_BODY_SHOWN),
     duration_ms: row.duration_ms,
+    error: row.error_code === null ? null : { code: row.error_code, message: row.error ?? '' },
     next_retry_at: row.next_retry_at ? row.next_retry_at.toISOString() : null,
     created_at: row.created_at.toISOString(),
   };

@@ -4,7 +4,8 @@
 // status, a redirect, a time-out, a refused target) is retried on the schedule below, then FAILED.
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { Database, DeliveryStatus } from '../../db/tables';
+import { STATUS_CODES } from 'node:http';
+import type { Database, DeliveryStatus, WebhookAttemptErrorCode } from '../../db/tables';
 import {
   claimDueDeliveries,
   insertAttempts,
@@ -16,7 +17,7 @@ import {
 } from '../../db/queries/webhook-deliveries';
 import { newId } from '../ids';
 import { eventBody, queuedAttempt } from '../platform/events';
-import { sendOutbound, type OutboundOutcome } from '../platform/outbound-http';
+import { sendOutbound, type OutboundOptions, type OutboundOutcome } from '../platform/outbound-http';
 import { endpointSecretContext, type SecretBox } from '../platform/secret-box';
 import { signatureHeader } from '../platform/webhook-signature';
 import type { Job, JobContext } from './worker';
@@ -56,9 +57,63 @@ export interface WebhookDeliveryOptions extends JobContext {
   /** Deliveries claimed (and attempted concurrently) per round (default 20). */
   batch?: number;
   random?: () => number;
+  /** Name resolution; tests inject one so that no look-up leaves the machine. */
+  lookup?: OutboundOptions['lookup'];
 }
 
-/** Why an attempt failed, or null when the target answered with a status the caller judges. */
+/** Every code an attempt's `error.code` can have: the contract's enum and migration 0026's check list. */
+export const attemptErrorCodes = [
+  'CONNECTION_REFUSED',
+  'CONNECT_TIMEOUT',
+  'TIMEOUT',
+  'DNS_FAILURE',
+  'TLS_ERROR',
+  'CONNECTION_RESET',
+  'HOST_UNREACHABLE',
+  'INVALID_RESPONSE',
+  'NETWORK_ERROR',
+  'PRIVATE_TARGET_REFUSED',
+  'INVALID_TARGET',
+  'HTTP_ERROR',
+] as const satisfies readonly WebhookAttemptErrorCode[];
+// Fails to compile when the type names a code this list lacks.
+const everyCodeListed: Exclude<WebhookAttemptErrorCode, (typeof attemptErrorCodes)[number]> extends never
+  ? true
+  : never = true;
+void everyCodeListed;
+
+export interface AttemptError {
+  code: WebhookAttemptErrorCode;
+  /** What happened, for the merchant: host and port at most, never the path, a header, the signature or a secret. */
+  message: string;
+}
+
+/** The delivery log keeps this much of an error's message. */
+const ERROR_MESSAGE_CHARS = 500;
+
+/** Why an attempt failed, for its log entry; null when it was delivered (a 2xx). */
+export function attemptError(outcome: OutboundOutcome): AttemptError | null {
+  if (outcome.kind === 'response') {
+    const { status } = outcome;
+    if (status >= 200 && status < 300) return null;
+    const name = STATUS_CODES[status] ? ` ${STATUS_CODES[status]}` : '';
+    const expected =
+      status >= 300 && status < 400
+        ? 'redirects are not followed: answer 2xx at the registered URL'
+        : 'only a 2xx counts as delivered';
+    return { code: 'HTTP_ERROR', message: `the endpoint answered ${status}${name}; ${expected}` };
+  }
+  const message =
+    outcome.kind === 'refused'
+      ? `refused: ${outcome.reason}${outcome.code === 'PRIVATE_TARGET_REFUSED' ? '; private targets are not allowed' : ''}`
+      : outcome.message;
+  return { code: outcome.code, message: message.slice(0, ERROR_MESSAGE_CHARS) };
+}
+
+/**
+ * Why a dynamic-delivery call failed, as that queue's one-line `last_error`, or null when the target answered with a
+ * status the caller judges (webhook attempts keep a code and a message instead: attemptError).
+ */
 export function failureText(outcome: OutboundOutcome): string | null {
   if (outcome.kind === 'refused') return `refused: ${outcome.reason}`;
   if (outcome.kind === 'error') return `${outcome.code}: ${outcome.message}`;
@@ -90,7 +145,7 @@ export function webhookDeliveryJob(db: Kysely<Database>, options: WebhookDeliver
         },
         body,
       },
-      { allowPrivateTargets: options.allowPrivateTargets, timeoutMs },
+      { allowPrivateTargets: options.allowPrivateTargets, timeoutMs, lookup: options.lookup },
     );
     await recordOutcome(claim, token, sentAt, outcome);
   }
@@ -128,13 +183,15 @@ export function webhookDeliveryJob(db: Kysely<Database>, options: WebhookDeliver
       const delay = delivery.manual ? undefined : retryDelayMs(attemptsMade, random);
       const status: DeliveryStatus = delay === undefined ? 'FAILED' : 'RETRYING';
       const nextAt = delay === undefined ? null : new Date(now.getTime() + delay);
+      const failure = attemptError(outcome);
       await updateAttempt(trx, claim.shop_id, claim.pending_attempt_id, {
         url: claim.url, // where it went, if the endpoint's URL changed while it was queued
         status,
         response_status: outcome.kind === 'response' ? outcome.status : null,
         response_body: outcome.kind === 'response' ? outcome.body.slice(0, RESPONSE_LOG_CHARS) : null,
         duration_ms: outcome.durationMs,
-        error: failureText(outcome),
+        error_code: failure?.code ?? null,
+        error: failure?.message ?? null,
         next_retry_at: nextAt,
         attempted_at: sentAt,
       });

@@ -234,7 +234,7 @@ describe('failures are outcomes', () => {
     expect(outcome.durationMs).toBeLessThan(1500);
   });
 
-  test('a name that does not exist: DNS', async () => {
+  test('a name that does not exist: DNS_FAILURE', async () => {
     const missing = ((_h: string, _o: unknown, cb: (e: Error) => void) =>
       setImmediate(() =>
         cb(
@@ -242,12 +242,12 @@ describe('failures are outcomes', () => {
         ),
       )) as unknown as typeof dns.lookup;
     const outcome = await sendOutbound(post('http://nowhere.test/'), { ...guarded, lookup: missing });
-    expect(outcome).toMatchObject({ kind: 'error', code: 'DNS' });
+    expect(outcome).toMatchObject({ kind: 'error', code: 'DNS_FAILURE' });
   });
 
-  test('https to a server that speaks plain http: TLS', async () => {
+  test('https to a server that speaks plain http: TLS_ERROR', async () => {
     const outcome = await sendOutbound(post(`https://127.0.0.1:${port}/ok`), open);
-    expect(outcome).toMatchObject({ kind: 'error', code: 'TLS' });
+    expect(outcome).toMatchObject({ kind: 'error', code: 'TLS_ERROR' });
   });
 
   test('a header value with a line break is refused, not thrown', async () => {
@@ -292,7 +292,8 @@ describe('targets refused by policy (allowPrivateTargets: false)', () => {
     const outcome = await sendOutbound(post(url), { ...guarded, lookup: lookupTo('127.0.0.1') });
     expect(outcome).toMatchObject({
       kind: 'refused',
-      reason: 'rebind.test resolves to 127.0.0.1 is a loopback address',
+      code: 'PRIVATE_TARGET_REFUSED',
+      reason: 'rebind.test resolves to 127.0.0.1, a loopback address',
     });
     expect(received).toHaveLength(0);
     expect(connections).toBe(0);
