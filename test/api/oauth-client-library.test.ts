@@ -138,7 +138,11 @@ test('public client with `none` (PKCE required), then RFC 7009 revocation throug
   const url = new URL(`${base}/dev/v1/orders`);
   expect((await oidc.fetchProtectedResource(config, tokens.access_token, url, 'GET')).status).toBe(200);
   await oidc.tokenRevocation(config, tokens.refresh_token!);
-  expect((await oidc.fetchProtectedResource(config, tokens.access_token, url, 'GET')).status).toBe(401);
+  // The library reads the 401's RFC 6750 challenge itself and says why.
+  await expect(oidc.fetchProtectedResource(config, tokens.access_token, url, 'GET')).rejects.toMatchObject({
+    status: 401,
+    cause: [{ scheme: 'bearer', parameters: expect.objectContaining({ error: 'invalid_token' }) }],
+  });
   await expect(oidc.refreshTokenGrant(config, tokens.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
 });
 
