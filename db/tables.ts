@@ -583,7 +583,7 @@ export interface CustomerFigures {
 export type BlacklistEntryRow = Selectable<BlacklistEntriesTable>;
 
 // Store-credit wallets (migration 0011): the ledger (one row per movement; customers.wallet_balance is its sum,
-// kept by src/domain/wallets.ts) and the part of an order paid from the buyer's wallet.
+// kept by src/domain/customers/wallets.ts) and the part of an order paid from the buyer's wallet.
 export interface WalletTransactionsTable {
   id: string;
   shop_id: string;
@@ -609,7 +609,7 @@ export interface Database {
 export type WalletTransactionRow = Selectable<WalletTransactionsTable>;
 
 // Catalog extras (migration 0009): variant fields and options, quantity deals, add-ons, and what an order item was
-// bought with (src/domain/catalog-extras.ts, src/domain/line-extras.ts).
+// bought with (src/domain/catalog/catalog-extras.ts, src/domain/orders/line-extras.ts).
 export interface ProductVariantFieldsTable {
   id: string;
   shop_id: string;
@@ -841,7 +841,7 @@ export type SubscriptionRow = Selectable<SubscriptionsTable>;
 export type SubscriptionRenewalRow = Selectable<SubscriptionRenewalsTable>;
 
 // Licenses (migration 0013): license keys (hashed for look-up, sealed for display), their registered devices, and
-// the product columns that make a product a license product (src/domain/license-issuing.ts).
+// the product columns that make a product a license product (src/domain/licenses/issuing.ts).
 export interface ProductsTable {
   /** Devices per key issued for this product; null: not a license product. */
   license_activation_limit: ColumnType<number | null, number | null | undefined, number | null>;
@@ -1264,7 +1264,7 @@ export type ThemeRevisionRow = Selectable<ThemeRevisionsTable>;
 export type ThemePreviewSessionRow = Selectable<ThemePreviewSessionsTable>;
 
 // Analytics reports (migration 0020): a report definition per shop, its queued and finished generations (claimed by
-// the worker with a lease), and the last generation's output (src/domain/analytics-reports.ts).
+// the worker with a lease), and the last generation's output (src/domain/analytics/reports.ts).
 export type AnalyticsReportType = 'SALES' | 'PRODUCTS' | 'CUSTOMERS' | 'GATEWAYS' | 'AFFILIATES';
 export type AnalyticsReportFormat = 'CSV' | 'JSON';
 export type AnalyticsReportStatus = 'NEVER_GENERATED' | 'GENERATING' | 'READY' | 'FAILED';
@@ -1420,7 +1420,7 @@ export interface Database {
 export type OwnerAccountRow = Selectable<OwnerAccountsTable>;
 export type OwnerSessionRow = Selectable<OwnerSessionsTable>;
 
-// Email-marketing sync (migration 0024, src/domain/email-marketing-sync.ts): each setting's sealed provider API key,
+// Email-marketing sync (migration 0024, src/domain/store/email-marketing-sync.ts): each setting's sealed provider API key,
 // and the outbox of "add this customer to the list" requests the worker sends.
 export interface EmailMarketingKeysTable {
   shop_id: string;

@@ -1,4 +1,4 @@
-import { accountOf, capabilitiesOf } from '../src/domain/account';
+import { accountOf, capabilitiesOf } from '../src/domain/account/account';
 import type { OperationHandler } from '../src/http/handler';
 
 export const getAccount: OperationHandler<'getAccount'> = async ({ db, auth }) => ({

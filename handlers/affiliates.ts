@@ -3,7 +3,7 @@ import {
   affiliatePerformance,
   approveAffiliateApplication as approve,
   convertAffiliateBalance as convert,
-} from '../src/domain/affiliates';
+} from '../src/domain/affiliates/affiliates';
 import type { OperationHandler } from '../src/http/handler';
 import { listHandler } from '../src/http/list-handler';
 

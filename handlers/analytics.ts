@@ -1,6 +1,6 @@
-// The analytics report operations: thin wrappers over src/domain/analytics-reports.ts.
+// The analytics report operations: thin wrappers over src/domain/analytics/reports.ts.
 import type { ReadDb } from '../db/queries/shop-scope';
-import { analyticsReportCursorList, generateReport } from '../src/domain/analytics-reports';
+import { analyticsReportCursorList, generateReport } from '../src/domain/analytics/reports';
 import type { OperationHandler } from '../src/http/handler';
 import { listPage } from '../src/platform/cursor-list';
 

@@ -1,4 +1,4 @@
-import { blacklistCursorList } from '../src/domain/blacklist';
+import { blacklistCursorList } from '../src/domain/customers/blacklist';
 import type { OperationHandler } from '../src/http/handler';
 import { listHandler } from '../src/http/list-handler';
 

@@ -1,12 +1,12 @@
-// Variant fields and options, quantity deals and add-ons (src/domain/catalog-extras.ts); their effect on orders is
-// in src/domain/line-extras.ts.
+// Variant fields and options, quantity deals and add-ons (src/domain/catalog/catalog-extras.ts); their effect on orders is
+// in src/domain/orders/line-extras.ts.
 import {
   addonCursorList,
   createVariantField,
   createVariantFieldOption,
   listVariantFields,
   updateQuantityDeal as update,
-} from '../src/domain/catalog-extras';
+} from '../src/domain/catalog/catalog-extras';
 import type { OperationHandler } from '../src/http/handler';
 import { listHandler } from '../src/http/list-handler';
 

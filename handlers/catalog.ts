@@ -1,5 +1,5 @@
-import { duplicateProduct as duplicate, productCursorList } from '../src/domain/products';
-import { claimSerials } from '../src/domain/serials';
+import { duplicateProduct as duplicate, productCursorList } from '../src/domain/catalog/products';
+import { claimSerials } from '../src/domain/catalog/serials';
 import type { OperationHandler } from '../src/http/handler';
 import { listHandler } from '../src/http/list-handler';
 

@@ -1,5 +1,5 @@
 import type { ReadDb } from '../db/queries/shop-scope';
-import { checkCoupon as check, couponCursorList } from '../src/domain/coupons';
+import { checkCoupon as check, couponCursorList } from '../src/domain/catalog/coupons';
 import type { OperationHandler } from '../src/http/handler';
 import { listHandler } from '../src/http/list-handler';
 

@@ -1,4 +1,4 @@
-import { customerCursorList, getCustomer as get } from '../src/domain/customers';
+import { customerCursorList, getCustomer as get } from '../src/domain/customers/customers';
 import type { OperationHandler } from '../src/http/handler';
 import { listHandler } from '../src/http/list-handler';
 

@@ -1,4 +1,4 @@
-import { disputeCursorList } from '../src/domain/disputes';
+import { disputeCursorList } from '../src/domain/support/disputes';
 import type { OperationHandler } from '../src/http/handler';
 import { listHandler } from '../src/http/list-handler';
 

@@ -8,7 +8,7 @@ import {
   updateLicense as update,
   validateLicense as validate,
   type LicenseDeps,
-} from '../src/domain/licenses';
+} from '../src/domain/licenses/licenses';
 import { singleStatement, type OperationHandler, type Services } from '../src/http/handler';
 import { listPage } from '../src/platform/cursor-list';
 import { cachedLicenseKeyring } from '../src/platform/license-keys';

@@ -1,9 +1,9 @@
 // The OAuth 2.0 authorization server's API operations: programmatic approval, the token endpoint, token revocation
 // (RFC 7009) and the server metadata (RFC 8414). The token and revocation answers are plain OAuth JSON (`raw`).
 import type { OperationHandler } from '../src/http/handler';
-import { approveAuthorization } from '../src/domain/oauth-approval';
-import { exchangeToken, noStoreHeaders, oauthErrorResult, revokeToken } from '../src/domain/oauth-tokens';
-import { oauthServerMetadata } from '../src/domain/oauth-metadata';
+import { approveAuthorization } from '../src/domain/account/oauth-approval';
+import { exchangeToken, noStoreHeaders, oauthErrorResult, revokeToken } from '../src/domain/account/oauth-tokens';
+import { oauthServerMetadata } from '../src/domain/account/oauth-metadata';
 
 function header(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
   const value = headers[name];

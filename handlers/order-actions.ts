@@ -1,5 +1,5 @@
-import { fulfillOrderItem as fulfillItem, type FulfillItemInput } from '../src/domain/item-fulfillment';
-import { refundOrder as refund } from '../src/domain/refunds';
+import { fulfillOrderItem as fulfillItem, type FulfillItemInput } from '../src/domain/orders/item-fulfillment';
+import { refundOrder as refund } from '../src/domain/orders/refunds';
 import type { OperationHandler } from '../src/http/handler';
 
 export const refundOrder: OperationHandler<'refundOrder'> = async ({ db, auth, params, body, effects, services }) => ({

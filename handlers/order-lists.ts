@@ -1,5 +1,5 @@
 import type { ReadDb } from '../db/queries/shop-scope';
-import { invoiceCursorList, orderCursorList, type OrderListOptions } from '../src/domain/order-lists';
+import { invoiceCursorList, orderCursorList, type OrderListOptions } from '../src/domain/orders/lists';
 import type { OperationContext, OperationHandler } from '../src/http/handler';
 import { listPage } from '../src/platform/cursor-list';
 

@@ -1,9 +1,9 @@
-import { completeInvoice, type CompletionDeps } from '../src/domain/order-completion';
-import { createOrder as create, type OrderDeps } from '../src/domain/orders';
+import { completeInvoice, type CompletionDeps } from '../src/domain/orders/completion';
+import { createOrder as create, type OrderDeps } from '../src/domain/orders/create-order';
 import type { OperationContext, OperationHandler } from '../src/http/handler';
 
 // The returned order is rendered for the caller: its license keys only if its scopes read licenses
-// (src/domain/license-issuing.ts).
+// (src/domain/licenses/issuing.ts).
 const completionDeps = ({ services: s, auth }: Pick<OperationContext, 'services' | 'auth'>): CompletionDeps => ({
   clock: s.clock,
   checkoutBaseUrl: s.config.checkoutBaseUrl,

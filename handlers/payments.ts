@@ -1,5 +1,5 @@
-import { createPaymentLink as createLink, togglePaymentLink as toggleLink } from '../src/domain/payment-links';
-import { createPayment as create, getPayment as read } from '../src/domain/payments';
+import { createPaymentLink as createLink, togglePaymentLink as toggleLink } from '../src/domain/payments/payment-links';
+import { createPayment as create, getPayment as read } from '../src/domain/payments/payments';
 import type { OperationHandler, Services } from '../src/http/handler';
 
 const deps = (services: Services) => ({

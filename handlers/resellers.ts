@@ -1,4 +1,4 @@
-// The reseller operations: thin wrappers over src/domain/resellers.ts (reads get a ReadDb, writes the unit of
+// The reseller operations: thin wrappers over src/domain/resellers/resellers.ts (reads get a ReadDb, writes the unit of
 // work's transaction and effects).
 import {
   getProgram,
@@ -9,7 +9,7 @@ import {
   reinstateReseller as reinstate,
   suspendReseller as suspend,
   updateProgram,
-} from '../src/domain/resellers';
+} from '../src/domain/resellers/resellers';
 import type { OperationHandler } from '../src/http/handler';
 
 export const getResellerProgram: OperationHandler<'getResellerProgram'> = async ({ db, auth }) => ({

@@ -1,5 +1,5 @@
-import { reviewCursorList } from '../src/domain/reviews';
-import { ticketCursorList } from '../src/domain/tickets';
+import { reviewCursorList } from '../src/domain/support/reviews';
+import { ticketCursorList } from '../src/domain/support/tickets';
 import type { OperationHandler } from '../src/http/handler';
 import { listHandler } from '../src/http/list-handler';
 

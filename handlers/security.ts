@@ -1,5 +1,5 @@
-import { auditTrailCursorList } from '../src/domain/audit-trail';
-import { revokeOwnerSession as revokeSession, sessionTrail } from '../src/domain/session-trail';
+import { auditTrailCursorList } from '../src/domain/security/audit-trail';
+import { revokeOwnerSession as revokeSession, sessionTrail } from '../src/domain/security/session-trail';
 import type { OperationHandler } from '../src/http/handler';
 import { listHandler } from '../src/http/list-handler';
 

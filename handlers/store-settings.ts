@@ -1,7 +1,7 @@
-// Store settings: branding, layout and additional domains; thin wrappers over src/domain/store-settings.ts and
-// src/domain/store-domains.ts.
-import { addDomain, storeDomainCursorList, verifyDomain } from '../src/domain/store-domains';
-import { getBranding, getLayout, replaceBranding, replaceLayout } from '../src/domain/store-settings';
+// Store settings: branding, layout and additional domains; thin wrappers over src/domain/store/settings.ts and
+// src/domain/store/domains.ts.
+import { addDomain, storeDomainCursorList, verifyDomain } from '../src/domain/store/domains';
+import { getBranding, getLayout, replaceBranding, replaceLayout } from '../src/domain/store/settings';
 import type { OperationHandler } from '../src/http/handler';
 import { listHandler } from '../src/http/list-handler';
 

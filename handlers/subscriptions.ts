@@ -3,7 +3,7 @@ import {
   subscriptionCursorList,
   subscriptionPlanOptions,
   updateSubscriptionCustomFields as updateCustomFields,
-} from '../src/domain/subscriptions';
+} from '../src/domain/subscriptions/subscriptions';
 import type { OperationHandler } from '../src/http/handler';
 import { listHandler } from '../src/http/list-handler';
 

@@ -1,4 +1,4 @@
-// The theme operations: thin wrappers over src/domain/themes.ts (reads get a ReadDb, writes the unit of work's
+// The theme operations: thin wrappers over src/domain/themes/themes.ts (reads get a ReadDb, writes the unit of work's
 // transaction and effects).
 import {
   createTheme as create,
@@ -12,7 +12,7 @@ import {
   stopPreview,
   themeCursorList,
   updateThemeSettings as writeSettings,
-} from '../src/domain/themes';
+} from '../src/domain/themes/themes';
 import type { OperationHandler } from '../src/http/handler';
 import { listHandler } from '../src/http/list-handler';
 

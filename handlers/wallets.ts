@@ -1,4 +1,4 @@
-import { creditCustomerWallet as credit, debitCustomerWallet as debit } from '../src/domain/wallets';
+import { creditCustomerWallet as credit, debitCustomerWallet as debit } from '../src/domain/customers/wallets';
 import type { OperationHandler } from '../src/http/handler';
 
 export const creditCustomerWallet: OperationHandler<'creditCustomerWallet'> = async ({

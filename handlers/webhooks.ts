@@ -1,4 +1,4 @@
-import * as webhooks from '../src/domain/webhooks';
+import * as webhooks from '../src/domain/webhooks/webhooks';
 import type { OperationHandler, Services } from '../src/http/handler';
 import { listHandler } from '../src/http/list-handler';
 
@@ -59,7 +59,7 @@ export const retryWebhookDelivery: OperationHandler<'retryWebhookDelivery'> = as
   data: await webhooks.retryWebhookDelivery(db, auth.shop.id, params.id, deps(services)),
 });
 
-// The credential's scopes decide which events it sees (src/domain/webhooks.ts eventReadScopes).
+// The credential's scopes decide which events it sees (src/domain/webhooks/webhooks.ts eventReadScopes).
 export const listEvents: OperationHandler<'listEvents'> = (ctx) => {
   const handler: OperationHandler<'listEvents'> = listHandler(
     webhooks.eventListFor(ctx.auth.credential.scopes),

@@ -27,7 +27,7 @@ import { ReadOnlyPlugin } from '../db/read-only';
 import { systemClock, type Clock } from './platform/clock';
 import { defaultEffectSinks } from './platform/effect-sinks';
 import { loadSecretBox } from './platform/secret-box';
-import { oauthMetadataPathInsertion, oauthServerMetadata } from './domain/oauth-metadata';
+import { oauthMetadataPathInsertion, oauthServerMetadata } from './domain/account/oauth-metadata';
 
 export interface AppOptions {
   db: Kysely<Database>;

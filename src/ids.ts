@@ -46,18 +46,18 @@ export type IdPrefix =
   | 'rsl'
   | 'tier'
   | 'rsp'
-  // Themes (src/domain/themes.ts): themes and their preview sessions.
+  // Themes (src/domain/themes/themes.ts): themes and their preview sessions.
   | 'thm'
   | 'pvs'
-  // Store settings (src/domain/store-domains.ts): additional storefront domains.
+  // Store settings (src/domain/store/domains.ts): additional storefront domains.
   | 'dom'
-  // Email marketing and messaging bots (src/domain/email-marketing.ts, messaging-bots.ts).
+  // Email marketing and messaging bots (src/domain/store/email-marketing.ts, messaging-bots.ts).
   | 'ems'
   | 'bot'
   | 'btu'
-  // Email-marketing sync (src/domain/email-marketing-sync.ts): a customer's sync to one setting's list.
+  // Email-marketing sync (src/domain/store/email-marketing-sync.ts): a customer's sync to one setting's list.
   | 'emsy'
-  // Analytics reports (src/domain/analytics-reports.ts): reports and their generations.
+  // Analytics reports (src/domain/analytics/reports.ts): reports and their generations.
   | 'rpt'
   | 'rgen'
   // OAuth 2.0 (src/auth/oauth-grants.ts): apps (clients), grants, codes, refresh tokens, access tokens.
@@ -66,7 +66,7 @@ export type IdPrefix =
   | 'ocd'
   | 'ort'
   | 'oat'
-  // Shop owners and their consent-page sessions (src/auth/consent.ts, src/domain/owner-admin.ts).
+  // Shop owners and their consent-page sessions (src/auth/consent.ts, src/ops/owner-admin.ts).
   | 'own'
   | 'cs';
 

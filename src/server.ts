@@ -40,9 +40,9 @@ async function main(): Promise<void> {
   if (applied.length) logger.info('migrations applied', { migrations: applied });
 
   // Loaded only when used: the demo's fixture validator and the Redis client cost ~170 ms of every start otherwise.
-  let demo: Awaited<ReturnType<typeof import('./domain/admin').createDemo>> | undefined;
+  let demo: Awaited<ReturnType<typeof import('./ops/admin').createDemo>> | undefined;
   if (config.seedDemo && (await shopCount(database.db)) === 0) {
-    const { createDemo } = require('./domain/admin') as typeof import('./domain/admin');
+    const { createDemo } = require('./ops/admin') as typeof import('./ops/admin');
     demo = await createDemo(database.db, { checkoutBaseUrl: config.checkoutBaseUrl });
   }
 

@@ -1,5 +1,5 @@
 // Software licenses (issue 11, item 1): license keys, the devices each has registered, and what makes a product a
-// "license product" (completing an order for one issues a key per unit, src/domain/license-issuing.ts).
+// "license product" (completing an order for one issues a key per unit, src/domain/licenses/issuing.ts).
 //
 // A key is never stored in clear: `key_hash` is HMAC-SHA256 under a server secret (src/platform/license-keys.ts),
 // unique per shop, so validating a key is one indexed look-up on (shop_id, key_hash); `key_sealed` is the key

@@ -1,4 +1,4 @@
-// Subscriptions (src/domain/subscriptions.ts): the billing interval of a SUBSCRIPTION product (and of each variant,
+// Subscriptions (src/domain/subscriptions/subscriptions.ts): the billing interval of a SUBSCRIPTION product (and of each variant,
 // which may have its own), the subscriptions that completed orders start, and their renewal invoices.
 // Tenancy as in 0004: a unique (shop_id, id) per table, composite foreign keys between shop rows.
 // What the database itself guarantees about renewals: one subscription per order line (an order completed once

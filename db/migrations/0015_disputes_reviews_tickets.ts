@@ -1,9 +1,9 @@
-// Disputes, reviews and support tickets (src/domain/disputes.ts, reviews.ts, tickets.ts).
+// Disputes, reviews and support tickets (src/domain/support/disputes.ts, reviews.ts, tickets.ts).
 // Tenancy as in 0004: a unique (shop_id, id) per table, composite foreign keys between shop rows.
 // What the database itself guarantees: an order has at most one dispute that is not decided (OPEN or UNDER_REVIEW),
 // a decided dispute has its decision time, an order's product is reviewed once, a ticket belongs to a customer of
 // the shop (and its order, when it names one, to the same shop), and a ticket's counters match its messages' rows
-// as written by src/domain/tickets.ts in the same transaction.
+// as written by src/domain/support/tickets.ts in the same transaction.
 import { sql, type Kysely } from 'kysely';
 
 export async function up(db: Kysely<unknown>): Promise<void> {
@@ -62,7 +62,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     constraint reviews_replied check ((reply is null) = (replied_at is null))
   )`.execute(db);
   // One review per product of an order. (An order without products has one review with a null product: checked
-  // under the order's row lock, src/domain/reviews.ts; a deleted product's reviews keep their order.)
+  // under the order's row lock, src/domain/support/reviews.ts; a deleted product's reviews keep their order.)
   await sql`create unique index reviews_order_product_key on reviews (shop_id, order_id, product_id)`.execute(db);
   await sql`create index reviews_shop_created_idx on reviews (shop_id, created_at, id)`.execute(db);
   for (const column of ['rating', 'product_id', 'order_id']) {

@@ -1,7 +1,7 @@
 // Email marketing and messaging bots (issue 14, item 3). The shop's email-marketing integrations (one per provider;
 // listed by GET /email-marketing/settings), its Telegram bots and the bots' users with their notification switches
 // (set in bulk by PUT /telegram/bots/{botId}/users/bulk/notifications). All three are written by the CLI and fixtures
-// (src/domain/marketing-admin.ts, marketing-fixtures.ts). A bot user is a Telegram user of one bot, addressed in the
+// (src/ops/marketing-admin.ts, marketing-fixtures.ts). A bot user is a Telegram user of one bot, addressed in the
 // API by its Telegram user id; it points at its bot with (shop_id, bot_id), so it can never hang on another shop's bot.
 import { sql, type Kysely } from 'kysely';
 

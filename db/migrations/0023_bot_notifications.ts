@@ -1,7 +1,7 @@
 // Telegram bot notifications (issue 14, item 3, made to work): a bot's token, sealed with the server's secret box
 // (src/platform/secret-box.ts; the server must recover it to call Telegram, so it cannot be hashed), and the outbox
 // of messages to the bots' users. A notification is queued in the transaction of the event it describes
-// (src/domain/bot-notifications.ts, called by emitEvent) for every user of the shop's bots whose switch for that
+// (src/domain/store/bot-notifications.ts, called by emitEvent) for every user of the shop's bots whose switch for that
 // event is on, and sent by the worker (src/worker/bot-notifications.ts) with a lease, as dynamic deliveries are.
 import { sql, type Kysely } from 'kysely';
 

@@ -1,4 +1,4 @@
-// Email-marketing sync (src/domain/email-marketing-sync.ts, src/worker/email-marketing-sync.ts). Each setting's
+// Email-marketing sync (src/domain/store/email-marketing-sync.ts, src/worker/email-marketing-sync.ts). Each setting's
 // provider API key, sealed (src/platform/secret-box.ts, bound to the shop and the setting), one row per setting; and
 // the outbox of "add this customer to the provider's list" requests, one per (setting, customer), queued in the
 // transaction that created the customer and sent by the worker (SKIP LOCKED, a lease, bounded retries).

@@ -18,7 +18,7 @@ import { inShop, inShopForWrite, type ReadDb, type ShopRow } from './shop-scope'
 
 export type AnalyticsReportPageRow = PageRow<'analytics_reports'>;
 
-/** One keyset page of the shop's reports (oldest first by default, see src/domain/analytics-reports.ts). */
+/** One keyset page of the shop's reports (oldest first by default, see src/domain/analytics/reports.ts). */
 export const analyticsReportsPage = pageOf('analytics_reports');
 
 export const analyticsReportById = byIdOf('analytics_reports');

@@ -1,5 +1,5 @@
 // Disputes of orders: a keyset page of the shop's disputes, the one dispute of an order that is not decided yet,
-// and the writes of the dispute's lifecycle (src/domain/disputes.ts).
+// and the writes of the dispute's lifecycle (src/domain/support/disputes.ts).
 import type { Transaction } from 'kysely';
 import type { Database, DisputeRow } from '../tables';
 import { pageOf, type PageRow } from './shop-rows';

@@ -20,7 +20,7 @@ export async function insertEvent(
 }
 
 /**
- * `eventsPage` restricted to these types (what a credential may read, src/domain/webhooks.ts), in the query, so the
+ * `eventsPage` restricted to these types (what a credential may read, src/domain/webhooks/webhooks.ts), in the query, so the
  * keyset, `limit + 1` and `has_more` count only the rows shown. Built per request: the type list varies by scopes.
  */
 export async function eventsPageOfTypes(

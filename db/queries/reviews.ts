@@ -1,5 +1,5 @@
 // Buyers' reviews of their completed orders: a keyset page of the shop's reviews, the reviews of one order, and
-// the insert of a new one (src/domain/reviews.ts).
+// the insert of a new one (src/domain/support/reviews.ts).
 import type { Transaction } from 'kysely';
 import type { Database, ReviewRow } from '../tables';
 import { pageOf, type PageRow } from './shop-rows';

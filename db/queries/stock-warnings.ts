@@ -1,4 +1,4 @@
-// What the low-stock rule (src/domain/stock-warnings.ts) reads of products after their stock changed.
+// What the low-stock rule (src/domain/catalog/stock-warnings.ts) reads of products after their stock changed.
 import type { Transaction } from 'kysely';
 import type { Database } from '../tables';
 import { inShop } from './shop-scope';

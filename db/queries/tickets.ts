@@ -1,5 +1,5 @@
 // Support tickets and their messages: a keyset page of the shop's tickets and the inserts of a new ticket with its
-// messages (src/domain/tickets.ts).
+// messages (src/domain/support/tickets.ts).
 import type { Transaction } from 'kysely';
 import type { Database, TicketMessageRow, TicketRow } from '../tables';
 import { pageOf, type PageRow } from './shop-rows';

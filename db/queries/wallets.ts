@@ -1,5 +1,5 @@
 // Customer wallets: the ledger (wallet_transactions) and its cached sum and hold on the customer row. The wallet
-// columns of customers are written only here, and only by src/domain/wallets.ts after it locked the row.
+// columns of customers are written only here, and only by src/domain/customers/wallets.ts after it locked the row.
 import { sql, type Transaction } from 'kysely';
 import type { Database, WalletTransactionRow } from '../tables';
 import { inShop, inShopForWrite, type ReadDb, type ShopRow } from './shop-scope';

@@ -1,5 +1,5 @@
 // Serves a READY report's output at its signed download link (outside /dev/v1: the link is the credential, so a
-// browser or a spreadsheet can open it without an API key). See src/domain/analytics-reports.ts for the link.
+// browser or a spreadsheet can open it without an API key). See src/domain/analytics/reports.ts for the link.
 //   signature missing, malformed or not the server's (tampered): 403 FORBIDDEN
 //   past `expires`, or the report was generated again since (another generation): 410 DOWNLOAD_LINK_EXPIRED
 //   the report does not exist in that shop, or is not READY: 404 REPORT_NOT_FOUND
@@ -8,8 +8,8 @@ import { Router, type NextFunction, type Request, type Response } from 'express'
 import type { Kysely } from 'kysely';
 import { analyticsReportById } from '../../db/queries/analytics';
 import type { Database } from '../../db/tables';
-import { contentTypeOf } from '../domain/analytics-figures';
-import { downloadKey, downloadSignatureValid } from '../domain/analytics-reports';
+import { contentTypeOf } from '../domain/analytics/figures';
+import { downloadKey, downloadSignatureValid } from '../domain/analytics/reports';
 import { ApiError, NotFoundError } from '../errors';
 import type { Clock } from '../platform/clock';
 

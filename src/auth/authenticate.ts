@@ -11,7 +11,7 @@ import { hashCredential, looksLikeCredential } from './credentials';
 /**
  * Who is calling: the credential (id, kind, scopes) and its shop (id, plan, status, currency), which is what every
  * request needs. It is read from the database on every request (no cache), so a revoked key or a suspended shop
- * takes effect on the next request; the account views load the rest (src/domain/account.ts).
+ * takes effect on the next request; the account views load the rest (src/domain/account/account.ts).
  */
 export type AuthContext = CredentialWithShop;
 

@@ -1,6 +1,6 @@
 // OAuth 2.0 authorization requests and codes: the part both approval paths share, the hosted consent page
 // (GET /oauth/authorize) and the API (POST /oauth/authorize). Codes `mac_…` are single use, live 10 minutes and are
-// stored only as SHA-256 hashes; each approval is a grant, the root of one token family (src/domain/oauth-tokens.ts).
+// stored only as SHA-256 hashes; each approval is a grant, the root of one token family (src/domain/account/oauth-tokens.ts).
 import { createHash, randomBytes } from 'node:crypto';
 import type { Transaction } from 'kysely';
 import type { Database } from '../../db/tables';

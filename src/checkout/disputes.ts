@@ -1,12 +1,12 @@
 // The SANDBOX gateway's dispute buttons on its payment page (`/sandbox/checkout/:sessionId`): once the session is
 // paid, the gateway can open a dispute on the order (`POST …/dispute`, a `reason` field) and, while it is open,
 // decide it (`POST …/dispute/close`, an `outcome` field: WON, LOST or CLOSED). The session id is the credential, as
-// for paying; the rules are those of src/domain/disputes.ts, in one unit of work with their events.
+// for paying; the rules are those of src/domain/support/disputes.ts, in one unit of work with their events.
 import escapeHtml from 'escape-html';
 import type { Kysely } from 'kysely';
 import { orderById } from '../../db/queries/orders';
 import type { Database, PaymentAttemptRow } from '../../db/tables';
-import { closeOrderDispute, disputeOutcomes, disputeReasons, openDispute } from '../domain/disputes';
+import { closeOrderDispute, disputeOutcomes, disputeReasons, openDispute } from '../domain/support/disputes';
 import { CheckoutRefusal, checkoutOrigin, SANDBOX, sandboxSession, type CheckoutDeps } from './payments';
 
 const e = (value: unknown): string => escapeHtml(String(value ?? ''));

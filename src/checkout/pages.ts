@@ -4,8 +4,8 @@
 import Decimal from 'decimal.js';
 import escapeHtml from 'escape-html';
 import type { GatewayRow, OrderItemRow, OrderRow, PaymentAttemptRow, PaymentLinkRow } from '../../db/tables';
-import type { LinkUnavailable } from '../domain/payment-link-orders';
-import { amountDue } from '../domain/wallet-orders';
+import type { LinkUnavailable } from '../domain/payments/payment-link-orders';
+import { amountDue } from '../domain/orders/wallet-orders';
 import { decimalString } from '../platform/money';
 
 const e = (value: unknown): string => escapeHtml(String(value ?? ''));

@@ -12,10 +12,10 @@ import {
 } from '../../db/queries/payment-attempts';
 import { shopById } from '../../db/queries/shops';
 import type { Database, OrderRow, PaymentAttemptRow } from '../../db/tables';
-import { admitBuyer } from '../domain/buyers';
-import { adapterFor } from '../domain/gateways';
-import { completeInvoice } from '../domain/order-completion';
-import { amountDue } from '../domain/wallet-orders';
+import { admitBuyer } from '../domain/customers/buyers';
+import { adapterFor } from '../domain/payments/gateways';
+import { completeInvoice } from '../domain/orders/completion';
+import { amountDue } from '../domain/orders/wallet-orders';
 import type { Services } from '../http/handler';
 import { newId } from '../ids';
 import { decimalString } from '../platform/money';
@@ -87,7 +87,7 @@ export async function startPayment(
   const session = adapterFor(gateway, services.config.publicUrl).startSession({
     shopId: order.shop_id,
     orderUniqid: order.uniqid,
-    // The part the buyer's wallet does not pay (src/domain/wallet-orders.ts).
+    // The part the buyer's wallet does not pay (src/domain/orders/wallet-orders.ts).
     amount: decimalString(amountDue(order), order.currency),
     currency: order.currency,
     returnUrl: checkoutUrl(services.config.checkoutBaseUrl, order.uniqid),

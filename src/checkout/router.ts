@@ -7,12 +7,16 @@ import { attemptsOfOrder } from '../../db/queries/payment-attempts';
 import { paymentLinkByUniqid, variantOfProduct } from '../../db/queries/payment-links';
 import { productById } from '../../db/queries/products';
 import { shopById } from '../../db/queries/shops';
-import { canonicalIp } from '../domain/blacklist';
-import { linkUnavailability, orderFromPaymentLink, PaymentLinkUnavailable } from '../domain/payment-link-orders';
+import { canonicalIp } from '../domain/customers/blacklist';
+import {
+  linkUnavailability,
+  orderFromPaymentLink,
+  PaymentLinkUnavailable,
+} from '../domain/payments/payment-link-orders';
 import { ApiError } from '../errors';
 import { guardPages, pageForm, refusalTitle } from '../http/page-guard';
 import { idShape, uniqidShape } from '../ids';
-import { sandboxSessionShape } from '../domain/gateways';
+import { sandboxSessionShape } from '../domain/payments/gateways';
 import { checkoutUrl } from '../views/order';
 import {
   deliveredFiles,

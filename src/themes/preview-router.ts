@@ -7,7 +7,7 @@ import { Router, type Request, type Response } from 'express';
 import type { Kysely } from 'kysely';
 import { previewByTokenHash, storefrontProducts } from '../../db/queries/themes';
 import type { Database } from '../../db/tables';
-import { previewTokenHash } from '../domain/themes';
+import { previewTokenHash } from '../domain/themes/themes';
 import type { Services } from '../http/handler';
 import { guardPages, refusalTitle } from '../http/page-guard';
 import { previewGonePage, renderThemePage } from './render';

@@ -4,7 +4,7 @@
 // addresses (the document schema already allows nothing else), and open nothing inside the preview.
 import escapeHtml from 'escape-html';
 import type { ThemeBase } from '../../db/tables';
-import { effectiveSettings } from '../domain/theme-bases';
+import { effectiveSettings } from '../domain/themes/bases';
 
 const e = (value: unknown): string => escapeHtml(String(value ?? ''));
 

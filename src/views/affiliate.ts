@@ -4,7 +4,7 @@ import type { AffiliateCustomerRow } from '../../db/queries/affiliates';
 import { jsonAmount } from '../platform/money';
 import { unixSeconds } from './time';
 
-/** An affiliate's all-time figures: ledger sums plus what was imported with the customer (src/domain/affiliates.ts). */
+/** An affiliate's all-time figures: ledger sums plus what was imported with the customer (src/domain/affiliates/affiliates.ts). */
 export interface AffiliateFigures {
   /** Unpaid commission (may be negative). */
   balance: string;

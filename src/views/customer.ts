@@ -8,7 +8,7 @@ import { unixSeconds } from './time';
 
 export interface AffiliateFacts {
   referredCustomers: number;
-  /** An affiliate's figures (src/domain/affiliates.ts: the same as the affiliate list's); required for an affiliate. */
+  /** An affiliate's figures (src/domain/affiliates/affiliates.ts: the same as the affiliate list's); required for an affiliate. */
   figures?: AffiliateFigures;
 }
 

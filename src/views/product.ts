@@ -51,7 +51,7 @@ export function productView(row: ProductRow, variants: ProductVariantRow[], with
     dynamic_webhook: row.dynamic_webhook,
     image_id: row.image_id,
     image_url: row.image_url,
-    // A license product (migration 0013, src/domain/license-issuing.ts): the terms of the keys its orders issue.
+    // A license product (migration 0013, src/domain/licenses/issuing.ts): the terms of the keys its orders issue.
     ...(row.license_activation_limit !== null
       ? { license: { activation_limit: row.license_activation_limit, duration_days: row.license_duration_days } }
       : {}),

@@ -1,7 +1,7 @@
 // Theme rows -> the Theme, ThemeSettings, ThemeDocument and ThemePreviewSession objects of the contract. Timestamps
 // are ISO 8601 strings.
 import type { ThemePreviewSessionRow, ThemeRevisionRow, ThemeRow } from '../../db/tables';
-import { effectiveSettings, isRetiredBase } from '../domain/theme-bases';
+import { effectiveSettings, isRetiredBase } from '../domain/themes/bases';
 
 const iso = (d: Date) => d.toISOString();
 

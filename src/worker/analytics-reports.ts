@@ -1,6 +1,6 @@
 // The analytics report job: claims queued generations (FOR UPDATE SKIP LOCKED, a lease and a token, across shops),
 // computes each report's table from the shop's orders, refunds and customers in one REPEATABLE READ snapshot
-// (src/domain/analytics-figures.ts), and settles it in one transaction with the report: READY with the output and
+// (src/domain/analytics/figures.ts), and settles it in one transaction with the report: READY with the output and
 // generated_at, or FAILED with a reason. A generation is settled only by the worker that still holds its lease, so
 // two workers never both write one; a worker that dies mid-way loses the lease and another computes it again. A
 // generation whose computation keeps failing, or whose workers keep dying, is FAILED at its MAX_ATTEMPTS-th claim,
@@ -10,8 +10,8 @@ import type { Kysely } from 'kysely';
 import * as analytics from '../../db/queries/analytics';
 import { serverSecret } from '../../db/queries/server-secrets';
 import type { AnalyticsReportGenerationRow, Database } from '../../db/tables';
-import { render, reportTable } from '../domain/analytics-figures';
-import { DOWNLOAD_SECRET } from '../domain/analytics-reports';
+import { render, reportTable } from '../domain/analytics/figures';
+import { DOWNLOAD_SECRET } from '../domain/analytics/reports';
 import type { Logger } from '../logger';
 import type { Clock } from '../platform/clock';
 import type { Job } from './worker';

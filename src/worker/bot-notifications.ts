@@ -1,4 +1,4 @@
-// Sends the Telegram bot notification outbox (src/domain/bot-notifications.ts). One round: claim due messages of
+// Sends the Telegram bot notification outbox (src/domain/store/bot-notifications.ts). One round: claim due messages of
 // every shop (SKIP LOCKED, with a lease), send each outside any transaction through the Telegram Bot API
 // (`POST {TELEGRAM_API_URL}/bot<token>/sendMessage`, JSON { chat_id, text }), then record the answer in one
 // transaction, only if this worker still holds the lease (else the worker that took it over records its own).
@@ -12,7 +12,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { BotNotificationStatus, Database } from '../../db/tables';
 import { claimDueBotNotifications, type ClaimedBotNotification } from '../../db/queries/bot-notifications';
 import { settleLeasedRow } from '../../db/queries/leased-queue';
-import { botTokenContext } from '../domain/bot-notifications';
+import { botTokenContext } from '../domain/store/bot-notifications';
 import { sendOutbound, type OutboundOutcome } from '../platform/outbound-http';
 import type { SecretBox } from '../platform/secret-box';
 import { leasedQueueJob, scheduledDelayMs, type LeasedQueueOptions } from './leased-queue';

@@ -1,4 +1,4 @@
-// Sends the dynamic-delivery outbox (src/domain/dynamic-delivery.ts). One round: claim due requests (SKIP LOCKED,
+// Sends the dynamic-delivery outbox (src/domain/orders/dynamic-delivery.ts). One round: claim due requests (SKIP LOCKED,
 // with a lease), send each outside any transaction, then record the answer in one transaction, only if this worker
 // still holds the lease. The answer decides the line item: `{ "status": "pending" }` leaves it AWAITING_FULFILLMENT
 // (the merchant fulfils it later through POST /orders/{id}/items/{itemId}/fulfill); content (`message`, `codes`,
@@ -15,7 +15,7 @@ import {
 import { settleLeasedRow } from '../../db/queries/leased-queue';
 import { orderByIdForUpdate, updateOrderItem } from '../../db/queries/orders';
 import { shopById } from '../../db/queries/shops';
-import { shopDynamicSecret } from '../domain/dynamic-delivery';
+import { shopDynamicSecret } from '../domain/orders/dynamic-delivery';
 import { mailDraft } from '../mail/templates';
 import { emitEvent } from '../platform/events';
 import { queueMail } from '../platform/mail';

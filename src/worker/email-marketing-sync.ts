@@ -1,4 +1,4 @@
-// Sends the email-marketing sync outbox (src/domain/email-marketing-sync.ts). One round: claim due syncs (SKIP
+// Sends the email-marketing sync outbox (src/domain/store/email-marketing-sync.ts). One round: claim due syncs (SKIP
 // LOCKED, with a lease), call each provider outside any transaction, then record the answer in one transaction, only
 // if this worker still holds the lease. A 2xx is SYNCED and moves the setting's last_synced_at to now; a 429, a 5xx,
 // a time-out or a network error is retried on RETRY_SCHEDULE_MS (then FAILED); any other answer (a 4xx: a bad key,
@@ -13,7 +13,7 @@ import {
   type ClaimedEmailMarketingSync,
 } from '../../db/queries/email-marketing-sync';
 import { settleLeasedRow } from '../../db/queries/leased-queue';
-import { emailMarketingKeyContext } from '../domain/email-marketing-sync';
+import { emailMarketingKeyContext } from '../domain/store/email-marketing-sync';
 import { ProviderRequestError, providerRequest, syncBlocker } from '../platform/email-marketing-providers';
 import { sendOutbound, type OutboundOutcome } from '../platform/outbound-http';
 import type { SecretBox } from '../platform/secret-box';

@@ -14,7 +14,7 @@ import type { Logger } from '../logger';
 import type { Clock } from '../platform/clock';
 import { emitEvent } from '../platform/events';
 import { orderView } from '../views/order';
-import { releaseWalletHoldOfOrder } from '../domain/wallet-orders';
+import { releaseWalletHoldOfOrder } from '../domain/orders/wallet-orders';
 import type { Job } from './worker';
 
 export interface OrderExpiryOptions {

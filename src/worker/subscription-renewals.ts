@@ -1,12 +1,12 @@
 // The subscription renewal job: resumes paused subscriptions at their `resume_at`, issues each renewal invoice when
 // a period ends, and settles invoices the expiry job voided unpaid (PAST_DUE, then CANCELLED): see
-// src/domain/subscription-renewals.ts. One transaction per batch. Subscriptions are claimed with FOR UPDATE SKIP
+// src/domain/subscriptions/renewals.ts. One transaction per batch. Subscriptions are claimed with FOR UPDATE SKIP
 // LOCKED, so any number of workers renew disjoint subscriptions, and the completion of a renewal invoice (which
 // takes the same row lock) never interleaves with a renewal of the same subscription.
 import type { Kysely } from 'kysely';
 import { subscriptionsDueForUpdate } from '../../db/queries/subscriptions';
 import type { Database } from '../../db/tables';
-import { runRenewalCycle } from '../domain/subscription-renewals';
+import { runRenewalCycle } from '../domain/subscriptions/renewals';
 import type { Logger } from '../logger';
 import type { Clock } from '../platform/clock';
 import type { Job } from './worker';

@@ -2,7 +2,7 @@
 // line, shown on the item; another product's or shop's add-on refused with nothing written. Also the fixture rules
 // of the catalog extras, and one order with every extra at once, to the cent in the raw body.
 import { sql } from 'kysely';
-import { FixtureError, parseFixtures } from '../../src/domain/fixtures';
+import { FixtureError, parseFixtures } from '../../src/ops/fixtures/fixtures';
 import { newId } from '../../src/ids';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
 

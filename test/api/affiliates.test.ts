@@ -6,8 +6,8 @@
 // real PostgreSQL.
 import Decimal from 'decimal.js';
 import { sql } from 'kysely';
-import { seedShop } from '../../src/domain/admin';
-import { applyAsOperator } from '../../src/domain/affiliates';
+import { seedShop } from '../../src/ops/admin';
+import { applyAsOperator } from '../../src/domain/affiliates/affiliates';
 import { ManualClock } from '../../src/platform/clock';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
 

@@ -9,7 +9,7 @@ import { sql } from 'kysely';
 import { insertCredential } from '../../db/queries/credentials';
 import { handlers } from '../../handlers';
 import { generateCredential } from '../../src/auth/credentials';
-import { setShopStatus } from '../../src/domain/admin';
+import { setShopStatus } from '../../src/ops/admin';
 import { ApiError } from '../../src/errors';
 import type { OperationHandler } from '../../src/http/handler';
 import { newId } from '../../src/ids';

@@ -1,6 +1,6 @@
 // The authentication and scope matrix: 401 for anything but a live credential, 403 for a suspended shop or a
 // missing scope, revocation effective on the very next request, and no credential ever in a log line.
-import { revokeApiKey, setShopStatus } from '../../src/domain/admin';
+import { revokeApiKey, setShopStatus } from '../../src/ops/admin';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
 
 let t: TestApp;
@@ -98,7 +98,7 @@ describe('granted', () => {
       full_access: false,
       readable_resources: ['orders'],
       writable_resources: [],
-      enabledPaymentMethods: ['SANDBOX'], // every new shop gets the sandbox gateway (src/domain/gateways.ts)
+      enabledPaymentMethods: ['SANDBOX'], // every new shop gets the sandbox gateway (src/domain/payments/gateways.ts)
       features: { nativeCryptoCheckout: true },
       credential: { id, kind: 'api_key', name: 'Backend', client: null },
       plan: 'pro',

@@ -3,8 +3,8 @@
 // nothing written, and the customer figures that are computed instead of stored: `blacklisted` from the entries,
 // `total_spent` / `total_orders` from paid orders minus refunds.
 import { sql } from 'kysely';
-import * as admin from '../../src/domain/admin';
-import { FixtureError, parseFixtures } from '../../src/domain/fixtures';
+import * as admin from '../../src/ops/admin';
+import { FixtureError, parseFixtures } from '../../src/ops/fixtures/fixtures';
 import { ManualClock } from '../../src/platform/clock';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
 

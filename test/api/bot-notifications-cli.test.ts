@@ -3,7 +3,7 @@
 // to the real program). The token is stored sealed (it opens to the same token with the bot's context), never
 // printed, and a malformed one is refused without being echoed and writes nothing.
 import type { DatabaseHandle } from '../../db/database';
-import { botTokenContext } from '../../src/domain/bot-notifications';
+import { botTokenContext } from '../../src/domain/store/bot-notifications';
 import { loadSecretBox } from '../../src/platform/secret-box';
 import { inProcessCli, type Cli } from '../helpers/cli';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database';

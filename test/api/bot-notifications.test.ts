@@ -9,9 +9,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
 import { botNotificationsOfShop } from '../../db/queries/bot-notifications';
-import { notificationText, telegramTokenPattern } from '../../src/domain/bot-notifications';
-import { addBotUserAsOperator, createBotAsOperator } from '../../src/domain/marketing-admin';
-import { createStorefrontReview } from '../../src/domain/support-admin';
+import { notificationText, telegramTokenPattern } from '../../src/domain/store/bot-notifications';
+import { addBotUserAsOperator, createBotAsOperator } from '../../src/ops/marketing-admin';
+import { createStorefrontReview } from '../../src/ops/support-admin';
 import { ManualClock } from '../../src/platform/clock';
 import { emitEvent } from '../../src/platform/events';
 import { jsonAmount } from '../../src/platform/money';

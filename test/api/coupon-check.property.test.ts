@@ -141,7 +141,7 @@ function bodyItems(c: Case) {
   });
 }
 
-/** The rules, written out independently of src/domain/coupons.ts. */
+/** The rules, written out independently of src/domain/catalog/coupons.ts. */
 function model(c: Case): { code: string } | { discount: string } {
   if (c.unknownCode || !c.enabled) return { code: 'COUPON_NOT_FOUND' };
   if (c.expiresIn !== null && c.expiresIn <= 0) return { code: 'COUPON_EXPIRED' };

@@ -2,8 +2,8 @@
 // hold the same customers (emails, times, referrals), so only the shop boundary can tell their answers apart.
 import { sql } from 'kysely';
 import { customerById, insertCustomers, referredCustomerCount } from '../../db/queries/customers';
-import { newCustomerRow } from '../../src/domain/customers';
-import { seedCustomerPasts } from '../../src/domain/customer-history';
+import { newCustomerRow } from '../../src/domain/customers/customers';
+import { seedCustomerPasts } from '../../src/ops/fixtures/customer-history';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
 
 let t: TestApp;

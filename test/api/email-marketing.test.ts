@@ -5,8 +5,8 @@
 // set` (tested end to end in test/api/marketing-cli.test.ts).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FixtureError, parseFixtures } from '../../src/domain/fixtures';
-import { setEmailMarketingAsOperator } from '../../src/domain/marketing-admin';
+import { FixtureError, parseFixtures } from '../../src/ops/fixtures/fixtures';
+import { setEmailMarketingAsOperator } from '../../src/ops/marketing-admin';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
 
 let t: TestApp;

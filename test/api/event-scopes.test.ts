@@ -13,7 +13,7 @@ import { sql } from 'kysely';
 import { Webhook } from 'standardwebhooks';
 import { up as migration0025 } from '../../db/migrations/0025_events_without_secrets';
 import { knownScopes } from '../../src/auth/scopes';
-import { eventReadScopes, webhookEventTypes } from '../../src/domain/webhooks';
+import { eventReadScopes, webhookEventTypes } from '../../src/domain/webhooks/webhooks';
 import { newId } from '../../src/ids';
 import { ManualClock } from '../../src/platform/clock';
 import { emitEvent } from '../../src/platform/events';

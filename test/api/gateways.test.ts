@@ -4,9 +4,9 @@
 import { couponByCode, couponProductIds } from '../../db/queries/coupons';
 import { gatewaysOfShop } from '../../db/queries/gateways';
 import { shopById } from '../../db/queries/shops';
-import * as admin from '../../src/domain/admin';
-import { FixtureError, parseFixtures } from '../../src/domain/fixtures';
-import { adapterFor, requireActiveGateway, sandboxGatewayCode } from '../../src/domain/gateways';
+import * as admin from '../../src/ops/admin';
+import { FixtureError, parseFixtures } from '../../src/ops/fixtures/fixtures';
+import { adapterFor, requireActiveGateway, sandboxGatewayCode } from '../../src/domain/payments/gateways';
 import { ApiError } from '../../src/errors';
 import { rowCounts } from '../helpers/counts';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';

@@ -17,7 +17,7 @@ import {
 import { duplicateProduct as realDuplicate } from '../../handlers/catalog';
 import { createApp } from '../../src/app';
 import type { OperationHandler } from '../../src/http/handler';
-import { duplicateProduct as duplicateInDomain } from '../../src/domain/products';
+import { duplicateProduct as duplicateInDomain } from '../../src/domain/catalog/products';
 import { Idempotency, type WriteRequest } from '../../src/platform/idempotency';
 import { UnitOfWork, type Work, type WriteOrigin } from '../../src/platform/unit-of-work';
 import { countWhere } from '../helpers/counts';

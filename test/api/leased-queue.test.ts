@@ -7,7 +7,7 @@
 // schedules and dead-lettering are checked in its own test file.
 import { claimDueEmailMarketingSyncs, type ClaimedEmailMarketingSync } from '../../db/queries/email-marketing-sync';
 import { settleLeasedRow } from '../../db/queries/leased-queue';
-import { setEmailMarketingAsOperator } from '../../src/domain/marketing-admin';
+import { setEmailMarketingAsOperator } from '../../src/ops/marketing-admin';
 import { ManualClock } from '../../src/platform/clock';
 import { leasedQueueJob, scheduledDelayMs } from '../../src/worker/leased-queue';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';

@@ -14,7 +14,7 @@ import { openEmbedded, openPostgres, type DatabaseHandle } from '../../db/databa
 import { migrateToLatest } from '../../db/migrate';
 import { claimDueEmails, emailsOfShop, markEmailSent } from '../../db/queries/outbound-emails';
 import type { Database, OutboundEmailRow } from '../../db/tables';
-import * as admin from '../../src/domain/admin';
+import * as admin from '../../src/ops/admin';
 import { mailDraft, type ReceiptData } from '../../src/mail/templates';
 import { ManualClock } from '../../src/platform/clock';
 import { MAIL_MAX_ATTEMPTS, mailJob, mailRetrySchedule, mailSink, queueMail } from '../../src/platform/mail';

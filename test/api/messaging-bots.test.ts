@@ -5,8 +5,8 @@
 // requests setting different switches at once both take effect (real PostgreSQL). Bots and users come from fixtures
 // (validated) and the operator's functions behind `cli bot create` / `cli bot user add`.
 import { sql } from 'kysely';
-import { FixtureError, parseFixtures } from '../../src/domain/fixtures';
-import { addBotUserAsOperator, createBotAsOperator } from '../../src/domain/marketing-admin';
+import { FixtureError, parseFixtures } from '../../src/ops/fixtures/fixtures';
+import { addBotUserAsOperator, createBotAsOperator } from '../../src/ops/marketing-admin';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
 
 let t: TestApp;

@@ -6,7 +6,7 @@
 import { sql } from 'kysely';
 import { hashOAuthSecret } from '../../src/auth/oauth-grants';
 import { ManualClock } from '../../src/platform/clock';
-import { createApp as createOAuthApp, listApps } from '../../src/domain/oauth-admin';
+import { createApp as createOAuthApp, listApps } from '../../src/ops/oauth-admin';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
 import {
   authorizeRequest,

@@ -6,7 +6,7 @@
 // the races of a code or a refresh token used twice at once on real PostgreSQL.
 import { sql } from 'kysely';
 import { hashOAuthSecret } from '../../src/auth/oauth-grants';
-import { revokeApp, uninstallApp } from '../../src/domain/oauth-admin';
+import { revokeApp, uninstallApp } from '../../src/ops/oauth-admin';
 import { ManualClock } from '../../src/platform/clock';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
 import {

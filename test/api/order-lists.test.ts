@@ -8,7 +8,7 @@ import { sql } from 'kysely';
 import { insertCustomers } from '../../db/queries/customers';
 import { insertOrder, insertOrderItems } from '../../db/queries/orders';
 import type { OrderRow } from '../../db/tables';
-import { newCustomerRow } from '../../src/domain/customers';
+import { newCustomerRow } from '../../src/domain/customers/customers';
 import { newId } from '../../src/ids';
 import { rowCounts } from '../helpers/counts';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';

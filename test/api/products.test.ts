@@ -4,7 +4,7 @@
 import { sql } from 'kysely';
 import * as products from '../../db/queries/products';
 import { serialsOfProduct } from '../../db/queries/serials';
-import type { Fixtures } from '../../src/domain/fixtures';
+import type { Fixtures } from '../../src/ops/fixtures/fixtures';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
 import { rowCounts } from '../helpers/counts';
 

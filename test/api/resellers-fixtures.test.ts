@@ -1,4 +1,4 @@
-// Reseller fixtures (src/domain/reseller-fixtures.ts): a shop seeded with tiers, a program and resellers in every
+// Reseller fixtures (src/ops/fixtures/resellers.ts): a shop seeded with tiers, a program and resellers in every
 // state, read back through HTTP; the cross-field rules of parseFixtures; and one real CLI process
 // (`reseller tier create`) to prove the command is wired (the moves themselves are tested through their functions in
 // test/api/resellers.test.ts).
@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { FixtureError, parseFixtures } from '../../src/domain/fixtures';
+import { FixtureError, parseFixtures } from '../../src/ops/fixtures/fixtures';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
 
 let t: TestApp;

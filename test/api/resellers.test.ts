@@ -11,8 +11,8 @@ import {
   createTierAsOperator,
   moveResellerAsOperator,
   type TierCommand,
-} from '../../src/domain/reseller-admin';
-import { programIdOf } from '../../src/domain/resellers';
+} from '../../src/ops/reseller-admin';
+import { programIdOf } from '../../src/domain/resellers/resellers';
 import { ManualClock } from '../../src/platform/clock';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
 

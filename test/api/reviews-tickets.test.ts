@@ -5,9 +5,9 @@
 // another shop's rows.
 import { sql } from 'kysely';
 import type { Response } from 'supertest';
-import { AdminError } from '../../src/domain/admin';
-import { FixtureError, parseFixtures } from '../../src/domain/fixtures';
-import { createStorefrontReview, createStorefrontTicket, openSandboxDispute } from '../../src/domain/support-admin';
+import { AdminError } from '../../src/ops/admin';
+import { FixtureError, parseFixtures } from '../../src/ops/fixtures/fixtures';
+import { createStorefrontReview, createStorefrontTicket, openSandboxDispute } from '../../src/ops/support-admin';
 import { ApiError } from '../../src/errors';
 import { ManualClock } from '../../src/platform/clock';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';

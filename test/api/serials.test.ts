@@ -3,7 +3,7 @@
 // that reached across the shop boundary would show in B's serials.
 import { sql } from 'kysely';
 import { availableSerialCount, oldestAvailableSerials, serialsOfProduct } from '../../db/queries/serials';
-import { claimSerials, maxClaimAmount } from '../../src/domain/serials';
+import { claimSerials, maxClaimAmount } from '../../src/domain/catalog/serials';
 import { ValidationError } from '../../src/errors';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
 

@@ -1,10 +1,10 @@
-// `product:stock_low` (src/domain/stock-warnings.ts): sent once when an order or a serial claim takes a product's
+// `product:stock_low` (src/domain/catalog/stock-warnings.ts): sent once when an order or a serial claim takes a product's
 // stock from above its `quantity_warning` to at or below it, never again on later sales below the level, never
 // for a refused or rolled-back change, never for `quantity_warning` 0 or unlimited stock, and never across shops.
 // Every stored payload is checked against the contract's webhook schema.
 import { sql } from 'kysely';
 import { botNotificationsOfShop } from '../../db/queries/bot-notifications';
-import { addBotUserAsOperator, createBotAsOperator } from '../../src/domain/marketing-admin';
+import { addBotUserAsOperator, createBotAsOperator } from '../../src/ops/marketing-admin';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
 import { assertEventPayloads } from '../helpers/webhook-payloads';
 

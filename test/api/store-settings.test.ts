@@ -4,7 +4,7 @@
 // the scopes, another shop's domain id (404), and the fixture format. Every refusal is checked for what it did not
 // change (settings rows, domain rows, audit lines of accepted writes). The DNS side of verification is in
 // domain-verification.test.ts; races on real PostgreSQL.
-import { FixtureError, parseFixtures } from '../../src/domain/fixtures';
+import { FixtureError, parseFixtures } from '../../src/ops/fixtures/fixtures';
 import { ManualClock } from '../../src/platform/clock';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
 

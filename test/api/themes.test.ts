@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import request from 'supertest';
-import { FixtureError, parseFixtures } from '../../src/domain/fixtures';
+import { FixtureError, parseFixtures } from '../../src/ops/fixtures/fixtures';
 import { ManualClock } from '../../src/platform/clock';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
 

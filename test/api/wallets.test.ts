@@ -7,7 +7,7 @@ import { sql, type Kysely } from 'kysely';
 import { walletLedgerSum } from '../../db/queries/wallets';
 import { NotFoundError, ValidationError } from '../../src/errors';
 import { ManualClock } from '../../src/platform/clock';
-import { postWalletMovement } from '../../src/domain/wallets';
+import { postWalletMovement } from '../../src/domain/customers/wallets';
 import * as m0011 from '../../db/migrations/0011_wallets';
 import * as m0012 from '../../db/migrations/0012_affiliates';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';

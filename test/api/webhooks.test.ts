@@ -12,7 +12,7 @@ import { loadSecretBox } from '../../src/platform/secret-box';
 import { UnitOfWork } from '../../src/platform/unit-of-work';
 import { MAX_ATTEMPTS, retrySchedule, webhookDeliveryJob } from '../../src/worker/webhook-delivery';
 import type { Job } from '../../src/worker/worker';
-import { duplicateProduct } from '../../src/domain/products';
+import { duplicateProduct } from '../../src/domain/catalog/products';
 import type { OperationHandler } from '../../src/http/handler';
 import { mailDraft } from '../../src/mail/templates';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';

@@ -5,7 +5,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../db/tables';
 import * as productQueries from '../../db/queries/products';
-import { duplicateProduct } from '../../src/domain/products';
+import { duplicateProduct } from '../../src/domain/catalog/products';
 import { NotFoundError } from '../../src/errors';
 import type { OperationHandler } from '../../src/http/handler';
 import type { EffectSink } from '../../src/platform/unit-of-work';

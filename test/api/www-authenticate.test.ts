@@ -7,7 +7,7 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
-import { revokeApiKey, setShopStatus } from '../../src/domain/admin';
+import { revokeApiKey, setShopStatus } from '../../src/ops/admin';
 import { ManualClock } from '../../src/platform/clock';
 import { assertMatchesContract } from '../helpers/contract';
 import { codeFor, exchange, newApp, tokenRequest } from '../helpers/oauth-apps';

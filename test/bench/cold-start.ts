@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import * as admin from '../../src/domain/admin';
+import * as admin from '../../src/ops/admin';
 import { createTestDatabase } from '../helpers/test-database';
 import { median } from './load';
 import { startServer, type ServerKind } from './processes';

@@ -9,8 +9,8 @@
 import { sql, type Kysely } from 'kysely';
 import { serverSecret } from '../../db/queries/server-secrets';
 import type { Database } from '../../db/tables';
-import * as admin from '../../src/domain/admin';
-import { orderListSpec } from '../../src/domain/order-lists';
+import * as admin from '../../src/ops/admin';
+import { orderListSpec } from '../../src/domain/orders/lists';
 import { CursorCodec } from '../../src/platform/cursor';
 import { listQueryBinding, parseListQuery } from '../../src/platform/list-query';
 import { inAlternatingOrder, load, summary, type Load } from './load';

@@ -13,8 +13,8 @@ import { join } from 'node:path';
 import request from 'supertest';
 import { chromium, type BrowserContext } from 'playwright-core';
 import { scopeDescriptions } from '../../src/auth/scope-descriptions';
-import { createApp as createOAuthApp } from '../../src/domain/oauth-admin';
-import { createOwner } from '../../src/domain/owner-admin';
+import { createApp as createOAuthApp } from '../../src/ops/oauth-admin';
+import { createOwner } from '../../src/ops/owner-admin';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
 
 const chromiumPath = '/usr/bin/chromium';

@@ -13,8 +13,8 @@
 import { sql } from 'kysely';
 import { Client } from 'pg';
 import { shopById } from '../../db/queries/shops';
-import * as admin from '../../src/domain/admin';
-import { seedFixtures } from '../../src/domain/fixtures';
+import * as admin from '../../src/ops/admin';
+import { seedFixtures } from '../../src/ops/fixtures/fixtures';
 import { startServerProcess, type ServerProcess } from '../helpers/server-process';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database';
 import { send, sleep, type Outcome, type RequestSpec } from './load';

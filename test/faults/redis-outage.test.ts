@@ -7,8 +7,8 @@
 import type { ChildProcess } from 'node:child_process';
 import { createClient } from 'redis';
 import { shopById } from '../../db/queries/shops';
-import * as admin from '../../src/domain/admin';
-import { seedFixtures } from '../../src/domain/fixtures';
+import * as admin from '../../src/ops/admin';
+import { seedFixtures } from '../../src/ops/fixtures/fixtures';
 import { freePort, startRedis } from '../helpers/redis-server';
 import { startServerProcess, type ServerProcess } from '../helpers/server-process';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database';

@@ -22,7 +22,7 @@ import fc from 'fast-check';
 import { sql, type RawBuilder } from 'kysely';
 import { createHttpServer } from '../../src/http/client-error';
 import { newId } from '../../src/ids';
-import { disputeOutcomes, disputeReasons } from '../../src/domain/disputes';
+import { disputeOutcomes, disputeReasons } from '../../src/domain/support/disputes';
 import { csrfCookieName, sessionCookieName } from '../../src/auth/consent';
 import { analyticsReportJob } from '../../src/worker/analytics-reports';
 import { systemClock } from '../../src/platform/clock';

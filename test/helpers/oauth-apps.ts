@@ -2,7 +2,7 @@
 // pairs and token requests in the shapes standard clients send.
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
-import { createApp as createOAuthApp } from '../../src/domain/oauth-admin';
+import { createApp as createOAuthApp } from '../../src/ops/oauth-admin';
 import { s256 } from '../../src/auth/oauth-grants';
 import { bearer, type TestApp } from './test-app';
 

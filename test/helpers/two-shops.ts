@@ -4,7 +4,7 @@
 //
 // Adding a resource kind (orders, licenses, webhooks, themes…) when its issue lands:
 //   1. add its name to `resourceKinds` (the name test/api/tenancy.test.ts maps the contract's path parameter to);
-//   2. seed it: extend `sameData` if the fixture format (src/domain/fixtures.ts) learnt it, or append a step to
+//   2. seed it: extend `sameData` if the fixture format (src/ops/fixtures/fixtures.ts) learnt it, or append a step to
 //      `seedSteps` that creates the same rows in the shop it is given and returns their ids;
 //   3. remove its placeholder from `placeholderIds` in test/api/tenancy.test.ts.
 // createTwoShops() fails when a kind of `resourceKinds` gets no id, so a half-added kind cannot go unnoticed.
@@ -13,12 +13,12 @@ import { sql } from 'kysely';
 import { insertAuditEntry } from '../../db/queries/audit-entries';
 import { insertOwnerAccount, insertOwnerSession } from '../../db/queries/owner-sessions';
 import { hashPassword } from '../../src/auth/passwords';
-import type { Fixtures } from '../../src/domain/fixtures';
-import { completeInvoice } from '../../src/domain/order-completion';
-import { createOrder } from '../../src/domain/orders';
-import { createPayment } from '../../src/domain/payments';
-import { createWebhook } from '../../src/domain/webhooks';
-import { startPreview } from '../../src/domain/themes';
+import type { Fixtures } from '../../src/ops/fixtures/fixtures';
+import { completeInvoice } from '../../src/domain/orders/completion';
+import { createOrder } from '../../src/domain/orders/create-order';
+import { createPayment } from '../../src/domain/payments/payments';
+import { createWebhook } from '../../src/domain/webhooks/webhooks';
+import { startPreview } from '../../src/domain/themes/themes';
 import { newId, newUniqid } from '../../src/ids';
 import { Effects } from '../../src/platform/unit-of-work';
 import { systemClock } from '../../src/platform/clock';

@@ -1,10 +1,10 @@
-// The account views (src/domain/account.ts) for a credential that authentication found but that is gone by the time
+// The account views (src/domain/account/account.ts) for a credential that authentication found but that is gone by the time
 // the view reads the rest of its account: 401, not a 500 or an empty account.
 import { sql } from 'kysely';
 import { liveCredentialWithShopByHash } from '../../db/queries/credentials';
 import { hashCredential } from '../../src/auth/credentials';
-import { accountOf, capabilitiesOf } from '../../src/domain/account';
-import * as admin from '../../src/domain/admin';
+import { accountOf, capabilitiesOf } from '../../src/domain/account/account';
+import * as admin from '../../src/ops/admin';
 import { UnauthorizedError } from '../../src/errors';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database';
 

@@ -1,4 +1,4 @@
-// The operator actions behind the CLI (src/domain/admin.ts), called directly on a test database: what each one
+// The operator actions behind the CLI (src/ops/admin.ts), called directly on a test database: what each one
 // accepts, refuses and writes. test/api/cli.test.ts checks the command line around them (arguments, --json, exit
 // codes) in child processes.
 import { sql } from 'kysely';
@@ -6,8 +6,8 @@ import { liveCredentialWithShopByHash } from '../../db/queries/credentials';
 import { shopById } from '../../db/queries/shops';
 import { hashCredential } from '../../src/auth/credentials';
 import { knownScopes } from '../../src/auth/scopes';
-import * as admin from '../../src/domain/admin';
-import { FixtureError } from '../../src/domain/fixtures';
+import * as admin from '../../src/ops/admin';
+import { FixtureError } from '../../src/ops/fixtures/fixtures';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database';
 
 let database: TestDatabase;

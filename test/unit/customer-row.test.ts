@@ -1,5 +1,5 @@
-// newCustomerRow (src/domain/customers.ts): the row a new customer gets, with its defaults.
-import { newCustomerRow } from '../../src/domain/customers';
+// newCustomerRow (src/domain/customers/customers.ts): the row a new customer gets, with its defaults.
+import { newCustomerRow } from '../../src/domain/customers/customers';
 
 const shop = { currency: 'EUR' };
 

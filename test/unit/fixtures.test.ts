@@ -1,6 +1,6 @@
 // The fixture format of `cli seed`: serials and customers are validated (schema and cross-field rules) before
 // anything is written.
-import { FixtureError, parseFixtures } from '../../src/domain/fixtures';
+import { FixtureError, parseFixtures } from '../../src/ops/fixtures/fixtures';
 
 const bad = (value: unknown) => () => parseFixtures(value);
 

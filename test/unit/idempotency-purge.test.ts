@@ -1,7 +1,7 @@
 // The purge of expired idempotency keys (src/platform/idempotency.ts): what it deletes, the background schedule the
 // server runs, its log lines, and that a failing purge is logged rather than thrown.
 import { insertIdempotencyKey } from '../../db/queries/idempotency-keys';
-import * as admin from '../../src/domain/admin';
+import * as admin from '../../src/ops/admin';
 import {
   PURGE_INTERVAL_MS,
   purgeExpiredIdempotencyKeys,

@@ -1,15 +1,15 @@
 // Property: for random customers (many sharing a timestamp or an amount), random filters, sorts and page sizes,
 // walking every page of the keyset paginator returns each matching row exactly once, in the order an in-memory sort
 // gives (ties by id); and rows inserted between pages never make the walk skip or repeat any of the others.
-// Runs through the real domain and query functions (src/domain/customers.ts -> db/queries/customers.ts) on this
+// Runs through the real domain and query functions (src/domain/customers/customers.ts -> db/queries/customers.ts) on this
 // file's test database (PGlite, or PostgreSQL with DATABASE_URL).
 import { randomBytes } from 'node:crypto';
 import Decimal from 'decimal.js';
 import fc from 'fast-check';
 import { insertCustomers } from '../../db/queries/customers';
-import { createShop } from '../../src/domain/admin';
-import { customerCursorList, newCustomerRow } from '../../src/domain/customers';
-import { seedCustomerPasts } from '../../src/domain/customer-history';
+import { createShop } from '../../src/ops/admin';
+import { customerCursorList, newCustomerRow } from '../../src/domain/customers/customers';
+import { seedCustomerPasts } from '../../src/ops/fixtures/customer-history';
 import { listPage } from '../../src/platform/cursor-list';
 import { CursorCodec } from '../../src/platform/cursor';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database';

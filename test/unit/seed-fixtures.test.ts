@@ -1,10 +1,10 @@
-// What seedFixtures (src/domain/fixtures.ts) writes for a fixture file: the defaults of every product, variant and
+// What seedFixtures (src/ops/fixtures/fixtures.ts) writes for a fixture file: the defaults of every product, variant and
 // customer field the file leaves out, slugs made from titles, serials in claim order, referrals. And the cross-field
 // rules of parseFixtures that test/unit/fixtures.test.ts does not reach.
 import { sql } from 'kysely';
 import { customerById } from '../../db/queries/customers';
-import * as admin from '../../src/domain/admin';
-import { FixtureError, parseFixtures, seedFixtures, type Fixtures } from '../../src/domain/fixtures';
+import * as admin from '../../src/ops/admin';
+import { FixtureError, parseFixtures, seedFixtures, type Fixtures } from '../../src/ops/fixtures/fixtures';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database';
 
 let database: TestDatabase;

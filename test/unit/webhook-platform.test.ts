@@ -2,7 +2,7 @@
 // with its jitter, the signature format, and the box that keeps signing secrets encrypted.
 import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
-import { webhookEventTypes } from '../../src/domain/webhooks';
+import { webhookEventTypes } from '../../src/domain/webhooks/webhooks';
 import { SecretBox } from '../../src/platform/secret-box';
 import { newWebhookSecret, signatureHeader } from '../../src/platform/webhook-signature';
 import { loadSpec } from '../../src/spec';

@@ -4,8 +4,8 @@ import { Kysely, PostgresDialect, type Transaction } from 'kysely';
 import type { Database } from '../../db/tables';
 import type { ReadDb } from '../../db/queries/shop-scope';
 import { ReadOnlyPlugin } from '../../db/read-only';
-import { claimSerials } from '../../src/domain/serials';
-import { duplicateProduct } from '../../src/domain/products';
+import { claimSerials } from '../../src/domain/catalog/serials';
+import { duplicateProduct } from '../../src/domain/catalog/products';
 import type { OperationHandler } from '../../src/http/handler';
 
 // Never called: these lines only have to (not) compile.

@@ -1,0 +1,45 @@
+// `product:stock_low`: emitted when a change makes a product's stock fall from above its `quantity_warning` to at
+// or below it, once per crossing (later sales below the level emit nothing until the stock has risen above it
+// again and falls once more). The stock is the product's own `stock` as GET /products shows it (for SERIALS, its
+// unclaimed serials); unlimited stock (-1) and `quantity_warning` 0 (the default: no warning asked for) never
+// warn, and a product with variants keeps its counts per variant, which this event does not watch. Callers pass
+// the product rows as read under their row lock before the change and call this after it, in the same
+// transaction, so the event is written with the change or not at all (ctx.effects: the outbox).
+import type { Transaction } from 'kysely';
+import { productStocksByIds } from '../../../db/queries/stock-warnings';
+import type { Database } from '../../../db/tables';
+import type { components } from '../../generated/api-types';
+import type { Effects } from '../../platform/unit-of-work';
+
+export type StockLowData = components['schemas']['EventStockLowData'];
+
+/** Whether a stock going from `before` to `after` crosses the warning level `warning` (the rule above). */
+export function crossesStockWarning(before: number, after: number, warning: number): boolean {
+  return warning > 0 && before !== -1 && after !== -1 && before > warning && after <= warning;
+}
+
+/**
+ * Emits `product:stock_low` for each product whose stock the change took across its warning level. `drawn`: what
+ * the change drew on (e.g. an order's lines), each product with its stock as read under its row lock before it.
+ */
+export async function warnOfLowStock(
+  trx: Transaction<Database>,
+  shopId: string,
+  effects: Effects,
+  drawn: readonly { product: { id: string; stock: number } }[],
+): Promise<void> {
+  const stockBefore = new Map<string, number>();
+  for (const { product } of drawn) if (!stockBefore.has(product.id)) stockBefore.set(product.id, product.stock);
+  const now = await productStocksByIds(trx, shopId, [...stockBefore.keys()].sort());
+  for (const [id, was] of stockBefore) {
+    const p = now.get(id);
+    if (!p || !crossesStockWarning(was, p.stock, p.quantity_warning)) continue;
+    const data: StockLowData = {
+      product_id: p.id,
+      title: p.title,
+      stock: p.stock,
+      quantity_warning: p.quantity_warning,
+    };
+    effects.emit('product:stock_low', data);
+  }
+}

@@ -1,0 +1,251 @@
+// The invoice-completion pipeline: the one way an invoice becomes paid, whoever says so (POST /orders/{id}/complete,
+// POST /orders/{id}/fulfill, a gateway's payment on the hosted checkout). Under the order's row lock, in the
+// caller's transaction (the one holding the idempotency record): the payment attempt is recorded, every line item
+// is delivered by its product type, the coupon, customer and affiliate are credited, and the receipt, delivery mail
+// and events are written through the outbox. A second completion waits for the lock and then finds the order no
+// longer PENDING, so two racing completions never both win.
+import type { Transaction } from 'kysely';
+import * as orders from '../../../db/queries/orders';
+import * as attempts from '../../../db/queries/payment-attempts';
+import * as products from '../../../db/queries/products';
+import * as serials from '../../../db/queries/serials';
+import { shopById } from '../../../db/queries/shops';
+import type { Database, ItemDeliveryStatus, OrderItemRow, OrderRow, ProductRow } from '../../../db/tables';
+import { ApiError, NotFoundError } from '../../errors';
+import { newId } from '../../ids';
+import { mailDraft } from '../../mail/templates';
+import type { Clock } from '../../platform/clock';
+import { decimalString, jsonAmount } from '../../platform/money';
+import type { Effects } from '../../platform/unit-of-work';
+import { checkoutUrl, orderView, type OrderView } from '../../views/order';
+import { queueDynamicDelivery } from './dynamic-delivery';
+import { withLicenseKeys, withLicenses } from '../licenses/issuing';
+import { deliverSubscriptionLine } from '../subscriptions/start';
+import { accrueCommission } from '../affiliates/commissions';
+import { countResellerOrder } from '../resellers/reseller-orders';
+import { amountDue, captureWalletHold } from './wallet-orders';
+
+export interface CompletionOptions {
+  /** The gateway that was paid (a manual completion records `MANUAL` unless the order names one). */
+  gateway?: string;
+  /** The payment attempt (gateway session) that paid, when a gateway reported it. */
+  attemptId?: string;
+  note?: string;
+  /** `true`: no receipt or delivery mail to the buyer. */
+  suppressEmails?: boolean;
+}
+
+export interface CompletionDeps {
+  clock: Clock;
+  checkoutBaseUrl: string;
+  /**
+   * The scopes of the credential the returned view is for: its `license_keys` only if they may read licenses
+   * (src/domain/licenses/issuing.ts). Absent: no reader (a buyer's payment, a fixture), so no keys.
+   */
+  readerScopes?: readonly string[];
+}
+
+interface Delivered {
+  status: ItemDeliveryStatus;
+  items: Record<string, unknown> | null;
+  /** Lines of the delivery mail for this item (empty: nothing to mail yet). */
+  mailContent: string[];
+}
+
+/** Completes a PENDING invoice; anything else is ORDER_NOT_PENDING and changes nothing. */
+export async function completeInvoice(
+  trx: Transaction<Database>,
+  shopId: string,
+  orderId: string,
+  options: CompletionOptions,
+  effects: Effects,
+  deps: CompletionDeps,
+): Promise<OrderView> {
+  const order = await orders.orderByIdForUpdate(trx, shopId, orderId);
+  if (!order) throw new NotFoundError('INVOICE_NOT_FOUND');
+  if (order.status !== 'PENDING')
+    throw new ApiError('ORDER_NOT_PENDING', `The order is ${order.status}; only a PENDING order can be completed.`);
+  const now = deps.clock.now();
+  const gateway = options.gateway ?? order.gateway ?? 'MANUAL';
+
+  await recordPayment(trx, shopId, order, gateway, options.attemptId, now);
+
+  const items = (await orders.itemsOfOrders(trx, shopId, [order.id])).get(order.id) ?? [];
+  const productRows = await products.productsByIdsForUpdate(
+    trx,
+    shopId,
+    [...new Set(items.flatMap((i) => (i.product_id ? [i.product_id] : [])))].sort(),
+  );
+  const deliveredItems: OrderItemRow[] = [];
+  const mailItems: { title: string; content: string[] }[] = [];
+  for (const item of items) {
+    const product = item.product_id ? productRows.get(item.product_id) : undefined;
+    const delivered = await deliver(trx, shopId, order, item, product, now, deps.checkoutBaseUrl);
+    // A license product's units each issue a key (src/domain/licenses/issuing.ts); other items pass unchanged.
+    const d = await withLicenses(trx, shopId, order, item, product, now, effects, delivered);
+    deliveredItems.push(
+      await orders.updateOrderItem(trx, shopId, item.id, {
+        delivery_status: d.status,
+        delivered_at: d.status === 'DELIVERED' ? now : null,
+        delivered_items: d.items === null ? null : JSON.stringify(d.items),
+        reserved_stock: 0,
+      }),
+    );
+    if (d.mailContent.length > 0) mailItems.push({ title: item.product_title, content: d.mailContent });
+  }
+
+  const completed = await orders.updateOrder(trx, shopId, order.id, {
+    status: 'COMPLETED',
+    status_details: null,
+    payment_status: 'PAID',
+    gateway,
+    note: options.note ?? order.note,
+    completed_at: now,
+    expires_at: null,
+    updated_at: now,
+  });
+  await credit(trx, shopId, completed, now);
+  // A reseller's order: lifetime figures, then tier auto-advance (src/domain/resellers/reseller-orders.ts).
+  await countResellerOrder(trx, shopId, completed, effects, now);
+  // The part the buyer's wallet held for the order is taken from it now (src/domain/orders/wallet-orders.ts).
+  await captureWalletHold(trx, completed, deps.clock);
+
+  const shop = await shopById(trx, shopId);
+  const shopName = shop?.name ?? '';
+  if (completed.customer_email !== null && options.suppressEmails !== true) {
+    if (completed.kind === 'ORDER' || items.length > 0)
+      effects.mail(
+        mailDraft(completed.customer_email, 'receipt', {
+          shopName,
+          uniqid: completed.uniqid,
+          items: items.map((i) => ({
+            title: i.variant_title ? `${i.product_title} (${i.variant_title})` : i.product_title,
+            quantity: i.quantity,
+            price: decimalString(i.total, completed.currency),
+          })),
+          total: decimalString(completed.total, completed.currency),
+          currency: completed.currency,
+        }),
+      );
+    if (mailItems.length > 0)
+      effects.mail(
+        mailDraft(completed.customer_email, 'delivery', { shopName, uniqid: completed.uniqid, items: mailItems }),
+      );
+  }
+  if (completed.customer_email !== null)
+    effects.emit('order:paid', {
+      uniqid: completed.uniqid,
+      customer_email: completed.customer_email,
+      total: jsonAmount(completed.total),
+      currency: completed.currency,
+    });
+  const view = orderView(completed, deliveredItems, deps.checkoutBaseUrl);
+  // The event never holds keys (src/views/event-data.ts), so it takes the view before they are added.
+  effects.emit('order:completed', view);
+  effects.audit({ action: 'order.completed', resourceType: 'order', resourceId: order.id, detail: { gateway } });
+  return (await withLicenseKeys(trx, shopId, [{ view, items: deliveredItems }], deps.readerScopes ?? [], now))[0]!;
+}
+
+/** The attempt that paid is PAID; without one (a manual completion) a PAID attempt is recorded for the invoice. */
+async function recordPayment(
+  trx: Transaction<Database>,
+  shopId: string,
+  order: OrderRow,
+  gateway: string,
+  attemptId: string | undefined,
+  now: Date,
+): Promise<void> {
+  if (attemptId !== undefined) {
+    const attempt = await attempts.attemptByIdForUpdate(trx, shopId, attemptId);
+    if (!attempt || attempt.order_id !== order.id) throw new Error(`attempt ${attemptId} is not of order ${order.id}`);
+    await attempts.updatePaymentAttempt(trx, shopId, attemptId, { status: 'PAID', paid_at: now });
+    return;
+  }
+  await attempts.insertPaymentAttempt(trx, shopId, {
+    id: newId('pay'),
+    order_id: order.id,
+    gateway,
+    session_id: null,
+    status: 'PAID',
+    // What the gateway took: the total less the wallet's part.
+    amount: amountDue(order),
+    created_at: now,
+    paid_at: now,
+  });
+}
+
+/** One line item delivered by its product's type. */
+async function deliver(
+  trx: Transaction<Database>,
+  shopId: string,
+  order: OrderRow,
+  item: OrderItemRow,
+  product: ProductRow | undefined,
+  now: Date,
+  checkoutBaseUrl: string,
+): Promise<Delivered> {
+  if (item.delivery_status === 'DELIVERED')
+    return { status: 'DELIVERED', items: item.delivered_items, mailContent: [] };
+  const text = product?.delivery_text ? [product.delivery_text] : [];
+  switch (item.product_type) {
+    case 'SERIALS': {
+      const values = await serials.claimReservedSerials(trx, shopId, item.id, now);
+      // Reserved at creation under the product lock; fewer means the reservation was lost: refuse, roll back.
+      if (values.length !== item.quantity)
+        throw new Error(`order item ${item.id}: ${values.length} reserved serials for quantity ${item.quantity}`);
+      return {
+        status: 'DELIVERED',
+        items: { codes: values, ...(text.length ? { message: text[0] } : {}) },
+        mailContent: [...values, ...text],
+      };
+    }
+    case 'FILE': {
+      const files = product ? await products.productFiles(trx, shopId, product.id) : [];
+      if (files.length === 0) return { status: 'AWAITING_FULFILLMENT', items: null, mailContent: [] };
+      return {
+        status: 'DELIVERED',
+        items: { files: files.map((f) => ({ attachment_id: f.attachment_id, filename: f.filename })) },
+        mailContent: [
+          ...files.map((f) => `${f.filename}: ${fileLink(checkoutBaseUrl, order, f.attachment_id)}`),
+          ...text,
+        ],
+      };
+    }
+    case 'DYNAMIC': {
+      if (!product?.dynamic_webhook) return { status: 'AWAITING_FULFILLMENT', items: null, mailContent: [] };
+      await queueDynamicDelivery(
+        trx,
+        shopId,
+        {
+          orderUniqid: order.uniqid,
+          orderId: order.id,
+          item,
+          url: product.dynamic_webhook,
+          customerEmail: order.customer_email,
+        },
+        now,
+      );
+      return { status: 'PENDING', items: null, mailContent: [] };
+    }
+    case 'SERVICE':
+      return { status: 'AWAITING_FULFILLMENT', items: null, mailContent: [] };
+    case 'SUBSCRIPTION':
+      // Starts the buyer's subscription, or renews the one this renewal invoice was issued for.
+      return deliverSubscriptionLine(trx, shopId, order, item, product, now);
+  }
+}
+
+/** Where the buyer downloads a delivered file: the invoice's page serves it (src/http/checkout.ts). */
+function fileLink(checkoutBaseUrl: string, order: OrderRow, attachmentId: string): string {
+  return `${checkoutUrl(checkoutBaseUrl, order.uniqid)}/files/${attachmentId}`;
+}
+
+/**
+ * The referring affiliate's commission. (The customer's totals are computed from its paid orders, see
+ * db/queries/customers.ts: setting `completed_at` above is what counts this order.)
+ */
+async function credit(trx: Transaction<Database>, shopId: string, order: OrderRow, now: Date): Promise<void> {
+  // One ACCRUAL entry in the affiliate's commission ledger (src/domain/affiliates/commissions.ts).
+  await accrueCommission(trx, shopId, order, now);
+  // Reseller revenue is counted by completeInvoice (countResellerOrder: it records an audit line of auto-advance).
+}

@@ -1,0 +1,114 @@
+// Refunds: all of what remains of a completed order, or part of it, recorded as a refunds row. The order row is
+// locked first (SELECT … FOR UPDATE), so concurrent refunds of one order run one after another and each sees the
+// `refunded` sum the one before it left: together they can never exceed the total (the column's check
+// `refunded <= total` is the last line behind that). Any rejection throws, and the unit of work rolls back.
+import Decimal from 'decimal.js';
+import type { Transaction } from 'kysely';
+import type { Database } from '../../../db/tables';
+import * as orders from '../../../db/queries/orders';
+import * as refunds from '../../../db/queries/refunds';
+import { ApiError, NotFoundError } from '../../errors';
+import { newId } from '../../ids';
+import type { Clock } from '../../platform/clock';
+import { decimalString, parseAmount } from '../../platform/money';
+import type { Effects } from '../../platform/unit-of-work';
+import { refundToWallet, walletRefundNote } from './wallet-orders';
+import { reverseCommission } from '../affiliates/commissions';
+import { refundResellerRevenue } from '../resellers/reseller-orders';
+import { revokeOrderLicenses } from '../licenses/issuing';
+
+export interface RefundInput {
+  /** Decimal string; absent: everything that remains. */
+  amount?: string;
+  reason?: string;
+}
+
+/** The statuses a refund may start from. */
+const refundable: ReadonlySet<string> = new Set(['COMPLETED', 'PARTIALLY_REFUNDED']);
+
+export async function refundOrder(
+  trx: Transaction<Database>,
+  shopId: string,
+  orderId: string,
+  input: RefundInput,
+  effects: Effects,
+  clock: Clock,
+): Promise<{ message: string }> {
+  const order = await orders.orderByIdForUpdate(trx, shopId, orderId);
+  if (!order) throw new NotFoundError('INVOICE_NOT_FOUND');
+  const { currency } = order;
+  // Checked against the order's currency: a refund of 0.001 USD cannot be paid out, so it is a bad request (422)
+  // rather than something to round.
+  const requested =
+    input.amount === undefined
+      ? undefined
+      : new Decimal(parseAmount(input.amount, 'amount', { currency, min: 0, exclusiveMin: true }));
+  // As Stripe refuses to refund a disputed charge: the dispute's outcome decides (src/domain/support/disputes.ts).
+  if (order.status === 'DISPUTED') {
+    throw new ApiError(
+      'ORDER_NOT_REFUNDABLE',
+      'The order is DISPUTED; it cannot be refunded while its dispute is open (a lost dispute refunds what remains).',
+    );
+  }
+  if (!refundable.has(order.status)) {
+    throw new ApiError(
+      'ORDER_NOT_REFUNDABLE',
+      `The order is ${order.status}; only COMPLETED or PARTIALLY_REFUNDED orders can be refunded.`,
+    );
+  }
+  const total = new Decimal(order.total);
+  const alreadyRefunded = new Decimal(order.refunded);
+  const remaining = total.minus(alreadyRefunded);
+  if (remaining.lte(0)) {
+    // A completed order of total 0: there is nothing to give back.
+    throw new ApiError('ORDER_NOT_REFUNDABLE', 'Nothing remains to be refunded on this order.');
+  }
+  const amount = requested ?? remaining;
+  if (amount.gt(remaining)) {
+    throw new ApiError(
+      'REFUND_EXCEEDS_REMAINING',
+      `The refund of ${decimalString(amount, currency)} ${currency} exceeds the ${decimalString(remaining, currency)} ${currency} that remains refundable. Nothing was refunded.`,
+    );
+  }
+
+  const now = clock.now();
+  const refunded = alreadyRefunded.plus(amount);
+  const fully = refunded.eq(total);
+  const status = fully ? 'REFUNDED' : 'PARTIALLY_REFUNDED';
+  const reason = input.reason ?? null;
+  const refund = await refunds.insertRefund(trx, shopId, {
+    id: newId('rfd'),
+    order_id: order.id,
+    amount: amount.toFixed(),
+    reason,
+    created_at: now,
+  });
+  // A full refund revokes the license keys the order issued (src/domain/licenses/issuing.ts).
+  if (fully) await revokeOrderLicenses(trx, shopId, order.id, now, effects);
+  // The refund's share of the affiliate's commission on this order is reversed (src/domain/affiliates/commissions.ts).
+  await reverseCommission(trx, shopId, order, { id: refund.id, refundedTotal: refunded }, now);
+  // A reseller's order: the refund takes its amount back from the reseller's lifetime revenue.
+  await refundResellerRevenue(trx, shopId, order, amount, now);
+  await orders.updateOrder(trx, shopId, order.id, {
+    refunded: refunded.toFixed(),
+    status,
+    payment_status: status,
+    updated_at: now,
+  });
+  // What the buyer's wallet paid goes back to it first (src/domain/orders/wallet-orders.ts); the rest is the gateway's.
+  const note = walletRefundNote(await refundToWallet(trx, order, amount, alreadyRefunded, clock), currency);
+  // The buyer's total_spent is computed from its paid orders minus `refunded` (db/queries/customers.ts).
+  const shown = decimalString(amount, currency);
+  effects.emit('order:refunded', {
+    uniqid: order.uniqid,
+    amount: shown,
+    currency,
+    reason,
+    fully_refunded: fully,
+  });
+  return {
+    message: fully
+      ? `Refunded ${shown} ${currency}${note}; the order is fully refunded.`
+      : `Refunded ${shown} ${currency}${note}; ${decimalString(total.minus(refunded), currency)} ${currency} remains refundable.`,
+  };
+}

@@ -1,0 +1,196 @@
+// Generic payments (createPayment): an invoice of an amount, with no products, paid through the hosted checkout or
+// a forced gateway.
+import Decimal from 'decimal.js';
+import type { Transaction } from 'kysely';
+import { insertOrder, paymentByUniqid } from '../../../db/queries/orders';
+import { attemptsOfOrder, insertPaymentAttempt } from '../../../db/queries/payment-attempts';
+import type { ReadDb } from '../../../db/queries/shop-scope';
+import type { Database, GatewayRow, OrderRow } from '../../../db/tables';
+import type { Plan } from '../../config';
+import { NotFoundError, ValidationError } from '../../errors';
+import { newId, newUniqid } from '../../ids';
+import { decimalString, parseAmount } from '../../platform/money';
+import type { Effects } from '../../platform/unit-of-work';
+import type { Clock } from '../../platform/clock';
+import { checkoutUrl } from '../../views/order';
+import { paymentUrls, paymentView } from '../../views/payment';
+import { admitBuyer } from '../customers/buyers';
+import { adapterFor, requireActiveGateway, sessionCheckoutUrl, type GatewaySession } from './gateways';
+import { requireFeature } from '../account/plans';
+
+export interface PaymentDeps {
+  clock: Clock;
+  /** Base of the hosted checkout (`{checkoutBaseUrl}/invoice/<uniqid>`). */
+  checkoutBaseUrl: string;
+  /** Base of this server's own pages (the sandbox gateway's checkout). */
+  publicUrl: string;
+  orderTtlMinutes: number;
+}
+
+export interface CreatePaymentInput {
+  title: string;
+  email?: string;
+  value: number;
+  currency: string;
+  gateway?: string;
+  crypto_gateway?: string;
+}
+
+/**
+ * The JSON number as decimal text. JSON.parse has already made it a double; its shortest round-trip form is exactly
+ * the digits sent for every amount this operation can accept (at most 7 integer digits and 8 decimals: 15
+ * significant digits, within a double's 15.9), and an exponent (`1e-7`) is written out, not refused as malformed.
+ */
+function numberText(value: number): string {
+  return Number.isFinite(value) ? new Decimal(String(value)).toFixed() : String(value);
+}
+
+/** Rule 1: the coin checkout opens on must be one the forced CRYPTO gateway settles. */
+function cryptoCoin(gateway: GatewayRow | undefined, coin: string | undefined): string | undefined {
+  if (coin === undefined) return undefined;
+  const refuse = (message: string) => new ValidationError([{ field: 'crypto_gateway', message }]);
+  if (gateway === undefined) throw refuse('needs `gateway` set to a crypto gateway of the shop');
+  if (gateway.kind !== 'CRYPTO') throw refuse(`needs a crypto gateway; ${gateway.code} is a ${gateway.kind} gateway`);
+  if (!gateway.coins.includes(coin)) {
+    throw refuse(
+      `is not a coin of ${gateway.code} (${gateway.coins.length ? gateway.coins.join(', ') : 'it has none configured'})`,
+    );
+  }
+  return coin;
+}
+
+export async function createPayment(
+  trx: Transaction<Database>,
+  shop: { id: string; currency: string; plan: Plan },
+  input: CreatePaymentInput,
+  effects: Effects,
+  deps: PaymentDeps,
+) {
+  // A checkout that opens on a coin is what the plan feature names: refused first, whatever else the request says,
+  // so a shop without it learns that before fixing anything else.
+  if (input.crypto_gateway !== undefined) requireFeature(shop.plan, 'nativeCryptoCheckout');
+  // Refused rather than rounded: an amount the customer would be charged differently from what was sent.
+  const total = parseAmount(numberText(input.value), 'value', { currency: input.currency, exclusiveMin: true });
+  const gateway = input.gateway === undefined ? undefined : await requireActiveGateway(trx, shop.id, input.gateway);
+  const coin = cryptoCoin(gateway, input.crypto_gateway);
+  // Before anything is written: a session gateway without an integration is refused here.
+  const adapter = gateway?.kind === 'SESSION' ? adapterFor(gateway, deps.publicUrl) : undefined;
+
+  // One instant for the invoice and the session it forces: getPayment knows that session by it.
+  const now = deps.clock.now();
+  const order = await openPaymentInvoice(
+    trx,
+    shop,
+    { total, currency: input.currency, title: input.title, email: input.email, gateway: gateway?.code, coin },
+    effects,
+    { ...deps, clock: { now: () => now } },
+  );
+
+  let session: GatewaySession | undefined;
+  if (adapter && gateway) {
+    session = adapter.startSession({
+      shopId: shop.id,
+      orderUniqid: order.uniqid,
+      amount: decimalString(total, order.currency),
+      currency: order.currency,
+      returnUrl: checkoutUrl(deps.checkoutBaseUrl, order.uniqid),
+    });
+    await insertPaymentAttempt(trx, shop.id, {
+      id: newId('pay'),
+      order_id: order.id,
+      gateway: gateway.code,
+      session_id: session.sessionId,
+      status: 'PENDING',
+      amount: total,
+      created_at: now,
+    });
+  }
+
+  const view = paymentView(order, paymentUrls(deps.checkoutBaseUrl, order, coin), session);
+  effects.emit('payment:created', view);
+  return view;
+}
+
+/**
+ * GET /payments/{uniqid}: the payment as it is now, the same object POST /payments answered. `url` is rebuilt from
+ * what the invoice keeps (the coin it was forced to open on); the forced session is the attempt opened in the
+ * creating transaction, at the invoice's own instant (a buyer's later sessions at checkout are not it).
+ */
+export async function getPayment(
+  db: ReadDb,
+  shopId: string,
+  uniqid: string,
+  deps: Pick<PaymentDeps, 'checkoutBaseUrl' | 'publicUrl'>,
+) {
+  const order = await paymentByUniqid(db, shopId, uniqid);
+  if (!order) throw new NotFoundError('PAYMENT_NOT_FOUND');
+  const forced = (await attemptsOfOrder(db, shopId, order.id)).find(
+    (a) => a.session_id !== null && a.created_at.getTime() === order.created_at.getTime(),
+  );
+  const checkout = forced && sessionCheckoutUrl(forced.gateway, forced.session_id!, deps.publicUrl);
+  return paymentView(
+    order,
+    paymentUrls(deps.checkoutBaseUrl, order, order.blockchain ?? undefined),
+    checkout ? { sessionId: forced.session_id!, checkoutUrl: checkout } : undefined,
+  );
+}
+
+export interface PaymentInvoice {
+  /** Already parsed and checked against the currency's minor unit. */
+  total: string;
+  currency: string;
+  title: string;
+  email?: string;
+  gateway?: string;
+  coin?: string;
+  paymentLinkId?: string;
+  /** The buyer's address, when known (the hosted pages): checked against the blacklist. */
+  ipAddress?: string;
+}
+
+/** A PENDING invoice of an amount (no products), its buyer found or created as a customer when the email is known. */
+export async function openPaymentInvoice(
+  trx: Transaction<Database>,
+  shop: { id: string; currency: string },
+  invoice: PaymentInvoice,
+  effects: Effects,
+  deps: Pick<PaymentDeps, 'clock' | 'orderTtlMinutes'>,
+): Promise<OrderRow> {
+  const now = deps.clock.now();
+  const customer =
+    invoice.email === undefined
+      ? undefined
+      : await admitBuyer(trx, shop, { email: invoice.email, ipAddress: invoice.ipAddress }, effects);
+  const order = await insertOrder(trx, shop.id, {
+    id: newId('ord'),
+    uniqid: newUniqid(),
+    kind: 'PAYMENT',
+    customer_id: customer?.id ?? null,
+    customer_email: customer?.email ?? null,
+    affiliate_customer_id: null,
+    affiliate_code: null,
+    affiliate_link_id: null,
+    currency: invoice.currency,
+    status: 'PENDING',
+    status_details: null,
+    payment_status: 'PENDING',
+    gateway: invoice.gateway ?? null,
+    blockchain: invoice.coin ?? null,
+    flow_type: null,
+    provider_reference: null,
+    provider_reference_type: null,
+    subtotal: invoice.total,
+    total: invoice.total,
+    coupon_id: null,
+    payment_link_id: invoice.paymentLinkId ?? null,
+    custom_fields: null,
+    is_developer_invoice: true,
+    developer_title: invoice.title,
+    note: null,
+    expires_at: new Date(now.getTime() + deps.orderTtlMinutes * 60_000),
+    completed_at: null,
+    created_at: now,
+    updated_at: now,
+  });
+  return order;
+}

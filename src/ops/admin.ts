@@ -1,0 +1,421 @@
+// Operator actions behind the CLI (and the first-run demo): shops, API keys, fixtures, gateways, tax, coupons.
+import Decimal from 'decimal.js';
+import type { Kysely, Transaction } from 'kysely';
+import type { Database, GatewayKind, GatewayRow, Shop } from '../../db/tables';
+import { couponByCode, insertCoupon } from '../../db/queries/coupons';
+import { gatewaysOfShop, upsertGateway } from '../../db/queries/gateways';
+import { productById } from '../../db/queries/products';
+import * as credentials from '../../db/queries/credentials';
+import * as shops from '../../db/queries/shops';
+import { generateCredential } from '../auth/credentials';
+import { fullAccessScope, knownScopes, scopePattern } from '../auth/scopes';
+import { loadConfig, plans, type Config, type Plan } from '../config';
+import { ValidationError } from '../errors';
+import { systemClock } from '../platform/clock';
+import { parseAmount } from '../platform/money';
+import { loadSecretBox } from '../platform/secret-box';
+import { createWebhook, webhookEventTypes, type WebhookDeps } from '../domain/webhooks/webhooks';
+import { addSandboxGateway } from '../domain/payments/gateways';
+import { newId } from '../ids';
+import { parseFixtures, seedFixtures, type Fixtures } from './fixtures/fixtures';
+
+import { createOrder } from '../domain/orders/create-order';
+import { addBlacklistEntries, blacklistEntryTypes, normaliseEntry } from '../domain/customers/blacklist';
+import { blacklistEntryView } from '../views/blacklist-entry';
+import type { BlacklistEntryType } from '../../db/tables';
+import { Effects, UnitOfWork } from '../platform/unit-of-work';
+import { defaultEffectSinks } from '../platform/effect-sinks';
+import { completeInvoice } from '../domain/orders/completion';
+import { shopDynamicSecret } from '../domain/orders/dynamic-delivery';
+
+export class AdminError extends Error {}
+
+export async function createShop(
+  db: Kysely<Database>,
+  input: { name: string; plan?: string; currency?: string },
+): Promise<Shop> {
+  const plan = (input.plan ?? 'free') as Plan;
+  if (!plans.includes(plan)) throw new AdminError(`--plan must be one of ${plans.join(', ')}`);
+  const currency = (input.currency ?? 'USD').toUpperCase();
+  if (!/^[A-Z]{3}$/.test(currency)) throw new AdminError('--currency must be a three-letter ISO 4217 code');
+  if (!input.name.trim()) throw new AdminError('--name must not be empty');
+  const create = async (trx: Transaction<Database>) => {
+    const shop = await shops.insertShop(trx, { id: newId('shop'), name: input.name.trim(), plan, currency });
+    await addSandboxGateway(trx, shop.id);
+    return shop;
+  };
+  return db.isTransaction ? create(db as Transaction<Database>) : db.transaction().execute(create);
+}
+
+export async function setShopStatus(db: Kysely<Database>, id: string, status: Shop['status']): Promise<Shop> {
+  const shop = await shops.updateShopStatus(db, id, status);
+  if (!shop) throw new AdminError(`No shop with id ${id}`);
+  return shop;
+}
+
+export function parseScopes(text: string): string[] {
+  const scopes = [...new Set(text.split(/[\s,]+/).filter(Boolean))];
+  if (scopes.length === 0) throw new AdminError('--scopes must name at least one scope (or "*")');
+  for (const s of scopes) {
+    if (!scopePattern.test(s)) throw new AdminError(`"${s}" is not a scope: use resource.read, resource.write or *`);
+    if (s !== '*' && !knownScopes.includes(s))
+      throw new AdminError(`Unknown scope "${s}". Known scopes: ${knownScopes.join(' ')}`);
+  }
+  return scopes;
+}
+
+/** Creates an API key and returns it: the only time the key itself is available. */
+export async function createApiKey(db: Kysely<Database>, input: { shopId: string; scopes: string[]; name?: string }) {
+  if (!(await shops.shopById(db, input.shopId))) throw new AdminError(`No shop with id ${input.shopId}`);
+  const { token, hash, displayPrefix } = generateCredential('api_key');
+  const row = await credentials.insertCredential(db, {
+    id: newId('key'),
+    shop_id: input.shopId,
+    kind: 'api_key',
+    name: input.name ?? null,
+    token_hash: hash,
+    display_prefix: displayPrefix,
+    scopes: input.scopes,
+  });
+  return { id: row.id, key: token, scopes: row.scopes, name: row.name };
+}
+
+export async function revokeApiKey(db: Kysely<Database>, id: string) {
+  const row = await credentials.revokeCredential(db, id);
+  if (!row) throw new AdminError(`No live key with id ${id}`);
+  return { id: row.id, revoked_at: row.revoked_at?.toISOString() ?? null };
+}
+
+export async function listApiKeys(db: Kysely<Database>, shopId: string) {
+  if (!(await shops.shopById(db, shopId))) throw new AdminError(`No shop with id ${shopId}`);
+  const rows = await credentials.credentialsOfShop(db, shopId);
+  return rows.map((r) => ({
+    id: r.id,
+    name: r.name,
+    kind: r.kind,
+    prefix: r.display_prefix,
+    scopes: r.scopes,
+    created_at: r.created_at.toISOString(),
+    last_used_at: r.last_used_at?.toISOString() ?? null,
+    revoked_at: r.revoked_at?.toISOString() ?? null,
+  }));
+}
+
+export async function seedShop(db: Kysely<Database>, shopId: string, fixtures: unknown) {
+  const parsed = parseFixtures(fixtures);
+  const shop = await shops.shopById(db, shopId);
+  if (!shop) throw new AdminError(`No shop with id ${shopId}`);
+  const deps = parsed.webhooks?.length ? await webhookDeps(db, loadConfig()) : undefined;
+  return db.transaction().execute((trx) => seedFixtures(trx, shop, parsed, deps));
+}
+
+async function webhookDeps(db: Kysely<Database>, config: Config): Promise<WebhookDeps> {
+  return {
+    clock: systemClock,
+    secrets: await loadSecretBox(db, config.webhookSecretsKey),
+    allowPrivateTargets: config.webhookAllowPrivateTargets,
+  };
+}
+
+/** `webhook create`: an endpoint of the shop, with its signing secret (returned once). */
+export async function createWebhookEndpoint(
+  db: Kysely<Database>,
+  config: Config,
+  input: { shopId: string; url: string; events: string[]; description?: string },
+) {
+  const shop = await shops.shopById(db, input.shopId);
+  if (!shop) throw new AdminError(`No shop with id ${input.shopId}`);
+  const unknown = input.events.filter((e) => e !== '*' && !(webhookEventTypes as readonly string[]).includes(e));
+  if (input.events.length === 0 || unknown.length > 0) {
+    throw new AdminError(`--events must name events from: * ${webhookEventTypes.join(' ')}`);
+  }
+  const deps = await webhookDeps(db, config);
+  try {
+    return await db.transaction().execute((trx) => createWebhook(trx, shop.id, input, deps));
+  } catch (err) {
+    if (err instanceof ValidationError) {
+      throw new AdminError(`--url ${(err.details ?? []).map((d) => d.message).join('; ')}`);
+    }
+    throw err;
+  }
+}
+
+export const demoFixtures: Fixtures = {
+  products: [
+    {
+      title: 'Pro License',
+      type: 'SERIALS',
+      price: '49.00',
+      description: 'A lifetime license key.',
+      stock: 0,
+      variants: [
+        { title: 'Personal', price: '49.00' },
+        { title: 'Team (5 seats)', price: '199.00' },
+      ],
+    },
+    {
+      title: 'Game Key',
+      type: 'SERIALS',
+      price: '14.99',
+      description: 'A key for the demo game, delivered at once.',
+      serials: Array.from({ length: 25 }, (_, i) => `DEMO-GAME-${String(i + 1).padStart(4, '0')}`),
+    },
+    { title: 'Design Assets Pack', type: 'FILE', price: '19.99', description: 'Icons and templates.' },
+    { title: 'Setup Consultation', type: 'SERVICE', price: '120.00', description: 'A one-hour call.', stock: 10 },
+  ],
+};
+
+/**
+ * A demo shop with sample products, a full-access key and one pending order of the Game Key, so a newcomer can open
+ * its checkout link and pay it with the SANDBOX gateway (the order waits a week instead of ORDER_TTL_MINUTES).
+ */
+export async function createDemo(db: Kysely<Database>, options: { checkoutBaseUrl?: string } = {}) {
+  return db.transaction().execute(async (trx) => {
+    const shop = await createShop(trx, { name: 'Demo Shop', plan: 'business', currency: 'USD' });
+    const seeded = await seedFixtures(trx, shop, demoFixtures);
+    const key = await createApiKey(trx, { shopId: shop.id, scopes: ['*'], name: 'demo' });
+    const gameKey = seeded.products[demoFixtures.products!.findIndex((p) => p.title === 'Game Key')]!;
+    const order = await createOrder(
+      trx,
+      shop.id,
+      { email: 'buyer@example.com', title: 'Demo order', items: [{ product_id: gameKey, quantity: 1 }] },
+      new Effects(),
+      { clock: systemClock, checkoutBaseUrl: options.checkoutBaseUrl ?? '', orderTtlMinutes: 7 * 24 * 60 },
+    );
+    return {
+      shop_id: shop.id,
+      key: key.key,
+      key_id: key.id,
+      products: seeded.products,
+      order_id: order.id,
+      checkout_url: order.checkout_url,
+    };
+  });
+}
+
+async function shopOrFail(db: Kysely<Database>, shopId: string): Promise<Shop> {
+  const shop = await shops.shopById(db, shopId);
+  if (!shop) throw new AdminError(`No shop with id ${shopId}`);
+  return shop;
+}
+
+const gatewayKinds = ['HOSTED', 'CRYPTO', 'SESSION'] as const;
+const identifier = /^[A-Z][A-Z0-9_]{0,63}$/;
+
+/** `gateway set`: adds the shop's gateway or replaces its kind, coins and active flag. */
+export async function setGateway(
+  db: Kysely<Database>,
+  input: { shopId: string; code: string; kind?: string; coins?: string; inactive?: boolean },
+) {
+  const code = input.code.toUpperCase();
+  if (!identifier.test(code)) throw new AdminError('CODE must be letters, digits and _ (e.g. SANDBOX, STRIPE)');
+  const kind = input.kind?.toUpperCase() as GatewayKind | undefined;
+  if (!kind || !gatewayKinds.includes(kind)) throw new AdminError(`--kind must be one of ${gatewayKinds.join(', ')}`);
+  const coins = (input.coins ?? '')
+    .split(',')
+    .map((c) => c.trim().toUpperCase())
+    .filter(Boolean);
+  if (coins.some((c) => !identifier.test(c)))
+    throw new AdminError('--coins must be identifiers such as BTC,USDT_TRC20');
+  if (coins.length > 0 && kind !== 'CRYPTO') throw new AdminError('--coins is only for a CRYPTO gateway');
+  await shopOrFail(db, input.shopId);
+  const row = await db.transaction().execute((trx) =>
+    upsertGateway(trx, input.shopId, {
+      id: newId('gw'),
+      code,
+      kind,
+      coins: [...new Set(coins)],
+      active: !input.inactive,
+    }),
+  );
+  return gatewayJson(row);
+}
+
+function gatewayJson(row: GatewayRow) {
+  return { code: row.code, kind: row.kind, active: row.active, coins: row.coins };
+}
+
+/** `gateway list`: all of the shop's gateways, active or not. */
+export async function listGateways(db: Kysely<Database>, shopId: string) {
+  await shopOrFail(db, shopId);
+  return (await gatewaysOfShop(db, shopId)).map(gatewayJson);
+}
+
+/** `tax set`: the shop's tax rate (percent, up to 4 decimals) and whether prices contain it. */
+export async function setTax(db: Kysely<Database>, input: { shopId: string; rate: string; inclusive: boolean }) {
+  if (!/^(100(\.0{1,4})?|[0-9]{1,2}(\.[0-9]{1,4})?)$/.test(input.rate)) {
+    throw new AdminError('the rate must be a percentage from 0 to 100 with at most 4 decimals, e.g. 20 or 7.5');
+  }
+  const shop = await shops.updateShopTax(db, input.shopId, { rate: input.rate, inclusive: input.inclusive });
+  if (!shop) throw new AdminError(`No shop with id ${input.shopId}`);
+  return { shop_id: shop.id, rate: input.rate, inclusive: shop.tax_inclusive };
+}
+
+/** `coupon create`: a coupon of the shop, optionally limited to some of its products. */
+export async function createCoupon(
+  db: Kysely<Database>,
+  input: {
+    shopId: string;
+    code: string;
+    type?: string;
+    value?: string;
+    currency?: string;
+    maxUses?: string;
+    expires?: string;
+    products?: string;
+  },
+) {
+  const shop = await shopOrFail(db, input.shopId);
+  const code = input.code.toLowerCase();
+  if (!/^[a-z0-9_-]{1,64}$/.test(code)) throw new AdminError('the code must be 1 to 64 letters, digits, _ or -');
+  const type = input.type?.toUpperCase();
+  if (type !== 'PERCENTAGE' && type !== 'FIXED') throw new AdminError('--type must be PERCENTAGE or FIXED');
+  if (type === 'PERCENTAGE' && input.currency) throw new AdminError('--currency is only for a FIXED coupon');
+  const currency = type === 'FIXED' ? (input.currency ?? shop.currency).toUpperCase() : null;
+  let value: string;
+  try {
+    value = parseAmount(input.value ?? '', 'value', {
+      ...(currency ? { currency } : {}),
+      exclusiveMin: true,
+    });
+  } catch (err) {
+    if (err instanceof ValidationError) throw new AdminError(`--value ${err.details?.[0]?.message ?? 'is invalid'}`);
+    throw err;
+  }
+  if (type === 'PERCENTAGE' && new Decimal(value).gt(100))
+    throw new AdminError('--value of a PERCENTAGE coupon is at most 100');
+  const maxUses = input.maxUses === undefined ? null : Number(input.maxUses);
+  if (maxUses !== null && !(Number.isInteger(maxUses) && maxUses >= 1 && maxUses <= 2147483647)) {
+    throw new AdminError('--max-uses must be a whole number of at least 1');
+  }
+  const expires = input.expires === undefined ? null : new Date(input.expires);
+  if (expires !== null && Number.isNaN(expires.getTime())) throw new AdminError('--expires must be an ISO 8601 time');
+  const productIds = (input.products ?? '')
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean);
+  for (const id of productIds) {
+    if (!(await productById(db, shop.id, id))) throw new AdminError(`No product ${id} in shop ${shop.id}`);
+  }
+  if (await couponByCode(db, shop.id, code)) throw new AdminError(`The shop already has a coupon ${code}`);
+  const row = await db
+    .transaction()
+    .execute((trx) =>
+      insertCoupon(
+        trx,
+        shop.id,
+        { id: newId('cpn'), code, type, value, currency, max_uses: maxUses, expires_at: expires },
+        productIds,
+      ),
+    );
+  return {
+    id: row.id,
+    code: row.code,
+    type: row.type,
+    value,
+    currency: row.currency,
+    max_uses: row.max_uses,
+    expires_at: row.expires_at?.toISOString() ?? null,
+    products: [...new Set(productIds)],
+  };
+}
+
+/** `blacklist add`: an entry of the shop's blacklist (see src/domain/customers/blacklist.ts); an existing one is kept. */
+export async function addBlacklistEntry(
+  db: Kysely<Database>,
+  input: { shopId: string; type?: string; value?: string; note?: string },
+) {
+  const shop = await shopOrFail(db, input.shopId);
+  const type = (input.type ?? '').toUpperCase();
+  if (!blacklistEntryTypes.includes(type as BlacklistEntryType))
+    throw new AdminError(`--type must be one of ${blacklistEntryTypes.join(', ')}`);
+  const normalised = normaliseEntry(type, input.value ?? '');
+  if (typeof normalised === 'string') throw new AdminError(`--value ${normalised}`);
+  if (input.note !== undefined && input.note.length > 1000)
+    throw new AdminError('--note must be at most 1000 characters');
+  const [row] = await db
+    .transaction()
+    .execute((trx) =>
+      addBlacklistEntries(
+        trx,
+        shop.id,
+        [{ type, value: normalised.value, note: input.note ?? null }],
+        systemClock.now(),
+      ),
+    );
+  if (!row) throw new AdminError(`The shop already has the ${type} entry ${normalised.value}`);
+  return blacklistEntryView(row);
+}
+
+/** A write of the command line: one unit of work with every side effect (events, webhooks, mail, audit). */
+export function operatorWrite<T>(
+  db: Kysely<Database>,
+  shopId: string,
+  operationId: string,
+  work: (trx: Transaction<Database>, effects: Effects) => Promise<T>,
+): Promise<T> {
+  const config = loadConfig();
+  return new UnitOfWork(db, {
+    statementTimeoutMs: config.statementTimeoutMs,
+    sinks: defaultEffectSinks(systemClock),
+  }).run({ shopId, credentialId: undefined, operationId, requestId: newId('req') }, work);
+}
+
+/** `--items PROD_ID:2,PROD_ID[/VARIANT_ID]:1` -> order items. */
+export function parseOrderItems(text: string): { product_id: string; variant_id?: string; quantity: number }[] {
+  return text.split(',').map((part) => {
+    const m = /^([^:/\s]+)(?:\/([^:\s]+))?(?::([1-9][0-9]{0,5}))?$/.exec(part.trim());
+    if (!m) throw new AdminError(`--items: "${part}" is not PRODUCT_ID[/VARIANT_ID][:QUANTITY]`);
+    return { product_id: m[1]!, ...(m[2] ? { variant_id: m[2] } : {}), quantity: Number(m[3] ?? 1) };
+  });
+}
+
+/** `order create`: the same rules and effects as POST /orders (for demos and support). */
+export async function placeOrder(
+  db: Kysely<Database>,
+  input: { shopId: string; email: string; items: string; coupon?: string; title?: string },
+) {
+  await shopOrFail(db, input.shopId);
+  const config = loadConfig();
+  const body = {
+    email: input.email,
+    items: parseOrderItems(input.items),
+    ...(input.coupon ? { coupon_code: input.coupon } : {}),
+    ...(input.title ? { title: input.title } : {}),
+  };
+  return operatorWrite(db, input.shopId, 'cli:order create', (trx, effects) =>
+    createOrder(trx, input.shopId, body, effects, {
+      clock: systemClock,
+      checkoutBaseUrl: config.checkoutBaseUrl,
+      orderTtlMinutes: config.orderTtlMinutes,
+    }),
+  );
+}
+
+/** `order complete`: runs the completion pipeline, as POST /orders/{id}/complete does. */
+export async function completeOrderAsOperator(
+  db: Kysely<Database>,
+  input: { shopId: string; orderId: string; suppressEmails?: boolean },
+) {
+  await shopOrFail(db, input.shopId);
+  const config = loadConfig();
+  return operatorWrite(db, input.shopId, 'cli:order complete', (trx, effects) =>
+    completeInvoice(trx, input.shopId, input.orderId, { suppressEmails: input.suppressEmails === true }, effects, {
+      clock: systemClock,
+      checkoutBaseUrl: config.checkoutBaseUrl,
+      // The operator at the console may read everything, the license keys the order issued too.
+      readerScopes: [fullAccessScope],
+    }),
+  );
+}
+
+/** `npm run cli -- dynamic-secret --shop SHOP_ID`: the shop's secret, created if it has none yet. */
+export async function revealDynamicSecret(
+  db: Kysely<Database>,
+  configuredKey: Buffer | undefined,
+  shopId: string,
+): Promise<{ shop_id: string; secret: string }> {
+  if (!(await shops.shopById(db, shopId))) throw new AdminError(`No shop with id ${shopId}`);
+  const secret = await shopDynamicSecret(db, await loadSecretBox(db, configuredKey), shopId, systemClock.now());
+  return { shop_id: shopId, secret };
+}

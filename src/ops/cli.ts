@@ -1,0 +1,717 @@
+// The admin command line: `npm run -s cli -- <command> [options] [--json]`.
+// With --json exactly one JSON document is printed on stdout (also for errors, as { "error": { "message" } }).
+// runCli is the whole program minus the process: tests run it in-process on their open database (one spawn costs
+// seconds: tsx, then the database opened and migrated); the entry at the bottom only wires the process to it.
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { openDatabase, DatabaseBusyError, type DatabaseHandle } from '../../db/database';
+import { migrateToLatest } from '../../db/migrate';
+import { allEmails, emailsOfShop } from '../../db/queries/outbound-emails';
+import { loadConfig, ConfigError, type Config } from '../config';
+import { ApiError } from '../errors';
+import * as admin from './admin';
+
+import { FixtureError } from './fixtures/fixtures';
+import { applyAsOperator } from '../domain/affiliates/affiliates';
+import * as support from './support-admin';
+import * as resellerAdmin from './reseller-admin';
+import * as analyticsAdmin from './analytics-admin';
+import { createOwner } from './owner-admin';
+import * as marketingAdmin from './marketing-admin';
+import * as oauthAdmin from './oauth-admin';
+
+const usage = `Usage: npm run -s cli -- <command> [options] [--json]
+
+  shop create --name NAME [--plan free|pro|business] [--currency USD]
+  shop suspend --id SHOP_ID
+  shop activate --id SHOP_ID
+  key create --shop SHOP_ID --scopes "orders.read products.read" [--name NAME]
+  key revoke --id KEY_ID
+  key list --shop SHOP_ID
+  seed --shop SHOP_ID --file fixtures.json
+  emails list [--shop SHOP_ID]        the 100 newest queued, sent and recorded messages
+  webhook create --shop SHOP_ID --url URL [--events order:paid,order:created] [--description TEXT]
+                                      (all events when --events is left out; prints the secret once)
+  gateway set --shop SHOP_ID --code CODE --kind HOSTED|CRYPTO|SESSION [--coins BTC,ETH] [--inactive]
+  gateway list --shop SHOP_ID
+  tax set --shop SHOP_ID --rate 20 [--inclusive]
+  coupon create --shop SHOP_ID --code CODE --type PERCENTAGE|FIXED --value 10 [--currency USD]
+                [--max-uses N] [--expires 2027-01-01T00:00:00Z] [--products PROD_ID,PROD_ID]
+  blacklist add --shop SHOP_ID --type EMAIL|EMAIL_DOMAIN|IP|COUNTRY --value VALUE [--note TEXT]
+                                      an entry POST /orders refuses buyers by (IP: an address or CIDR range)
+  dynamic-secret --shop SHOP_ID       the secret signing the shop's dynamic-delivery requests
+  order create --shop SHOP_ID --email EMAIL --items PROD_ID[/VARIANT_ID][:QTY],… [--coupon CODE] [--name TITLE]
+                                      a PENDING order, exactly as POST /orders; prints its checkout link
+  order complete --shop SHOP_ID --id ORDER_ID [--quiet]
+                                      completes it through the pipeline (delivery, mail unless --quiet, events)
+  affiliate apply --shop SHOP_ID --email EMAIL [--code CODE] [--commission 10] [--note TEXT]
+                                      an affiliate application of the customer (approve: POST /affiliates/applications/{id}/approve)
+  dispute open --shop SHOP_ID --order ORDER_ID [--reason FRAUDULENT|PRODUCT_NOT_RECEIVED|…|GENERAL]
+                                      the SANDBOX gateway disputes an order it was paid for (the order becomes DISPUTED)
+  dispute close --shop SHOP_ID --id DISPUTE_ID --outcome WON|LOST|CLOSED
+                                      the SANDBOX gateway decides it (LOST refunds what remains)
+  review create --shop SHOP_ID --order ORDER_ID --rating 1-5 [--product PROD_ID] [--message TEXT]
+                                      a buyer's review of a COMPLETED order (as the storefront would write it)
+  ticket create --shop SHOP_ID --email EMAIL --subject TEXT --message TEXT [--order ORDER_ID] [--priority LOW|NORMAL|HIGH]
+                                      a support ticket of a customer of the shop
+  reseller tier create --shop SHOP_ID --name NAME --discount 10 [--revenue 1000.00] [--orders 10] [--requires-both]
+                       [--sort-order 1] [--default]
+                                      a reseller tier (read-only through the API); --default: the program's default tier
+  report create --shop SHOP_ID --name NAME --type SALES|PRODUCTS|CUSTOMERS|GATEWAYS|AFFILIATES [--report-format CSV|JSON]
+                                      an analytics report (generated through the API; not created by it)
+  reseller accept --shop SHOP_ID --email EMAIL
+                                      the invited reseller accepts (INVITED -> ACTIVE, approved_at)
+  reseller apply --shop SHOP_ID --email EMAIL [--note TEXT]
+                                      applies to the program: APPLIED (APPLICATION mode) or ACTIVE (OPEN mode)
+  reseller approve --shop SHOP_ID --email EMAIL
+                                      the merchant approves an application (APPLIED -> ACTIVE, approved_at)
+  reseller reject --shop SHOP_ID --email EMAIL
+                                      rejects an application or an invitation (APPLIED|INVITED -> REJECTED, rejected_at)
+  email-marketing set --shop SHOP_ID --provider MAILCHIMP|KLAVIYO|SENDGRID|BREVO [--list LIST_ID] [--disabled]
+                      [--double-opt-in] [--no-sync] [--api-key-stdin]
+                                      the shop's setting of that provider becomes exactly this (one per provider);
+                                      the provider API key is read from stdin (--api-key-stdin) or from
+                                      EMAIL_MARKETING_API_KEY, stored encrypted, never shown; without one the
+                                      stored key stays. No key: new customers are not synced to the list
+  bot create --shop SHOP_ID --username NAME_bot [--name TEXT] [--token-stdin]
+                                      a Telegram bot of the shop (its id addresses PUT /telegram/bots/{botId}/…);
+                                      its token from @BotFather is read from stdin (--token-stdin) or BOT_TOKEN,
+                                      never from the command line; stored encrypted, never shown. Without a token
+                                      the bot's users get no notifications
+  bot user add --shop SHOP_ID --bot BOT_ID --telegram-id 123456789 [--username NAME] [--off order_paid,stock_low]
+                                      a Telegram user of the bot; every notification switch on but those of --off
+  app create --name NAME --redirect-uris URI,URI --scopes "orders.read products.read" [--public] [--shop SHOP_ID]
+                                      an OAuth app (client): prints its client id and, unless --public, its secret
+                                      mcs_… once; --shop: only that shop may install it
+  app list                            every OAuth app
+  app revoke --id CLIENT_ID           the app stops working, and every token of it in every shop
+  app grants --shop SHOP_ID           the shop's OAuth grants (installed apps)
+  app uninstall --shop SHOP_ID --id CLIENT_ID
+                                      revokes the app's grants in the shop (its tokens stop working at once)
+  owner create --shop SHOP_ID --email EMAIL --password-stdin
+                                      a shop owner account (signs in on the OAuth consent page); the password
+                                      (12-256 characters) is read from stdin, or from OWNER_PASSWORD; --password
+                                      PASSWORD works too but shows it to every user of the machine (ps): avoid it
+  demo
+`;
+
+class UsageError extends Error {}
+
+export interface CliIo {
+  /** What the --*-stdin options read. A function is called only when one of them asks: an operator's terminal
+   * never ends its stdin, so the program must not wait for it otherwise. */
+  stdin?: string | (() => string);
+  /** The environment the CLI reads (configuration, BOT_TOKEN, OWNER_PASSWORD, EMAIL_MARKETING_API_KEY); default
+   * process.env. Domain code that loads its own configuration (statement timeout, secrets key) still reads process.env. */
+  env?: NodeJS.ProcessEnv;
+  stdout: (s: string) => void;
+  stderr: (s: string) => void;
+  /** An open database to run on, left open; without one the configured database is opened and closed again. */
+  database?: DatabaseHandle;
+}
+
+/** What a command may read besides its arguments. */
+interface Context {
+  env: NodeJS.ProcessEnv;
+  readStdin: () => string;
+  config: Config;
+}
+
+/** `bot create`'s Telegram token: stdin (--token-stdin) or BOT_TOKEN (never argv: ps shows it); none: undefined. */
+function readBotToken(values: Record<string, unknown>, ctx: Context): string | undefined {
+  if (values['token-stdin'] === true) {
+    const token = ctx.readStdin().trim();
+    if (!token) throw new UsageError('bot create: --token-stdin read no token from stdin');
+    return token;
+  }
+  return ctx.env.BOT_TOKEN ? ctx.env.BOT_TOKEN.trim() : undefined;
+}
+
+/** `owner create`'s password: stdin (--password-stdin), OWNER_PASSWORD, or --password (visible in ps). */
+function readOwnerPassword(values: Record<string, unknown>, ctx: Context): string {
+  let password: string | undefined;
+  if (values['password-stdin'] === true) password = ctx.readStdin().replace(/\r?\n$/, '');
+  else if (ctx.env.OWNER_PASSWORD) password = ctx.env.OWNER_PASSWORD;
+  else if (typeof values.password === 'string') password = values.password;
+  if (!password)
+    throw new UsageError('owner create: give the password on stdin with --password-stdin (or OWNER_PASSWORD)');
+  return password;
+}
+
+function required(values: Record<string, unknown>, name: string): string {
+  const v = values[name];
+  if (typeof v !== 'string' || v === '') throw new UsageError(`--${name} is required`);
+  return v;
+}
+
+type Output = { json: unknown; text: string };
+
+/** Columns padded to their widest cell, a header line first. */
+function table(headers: string[], rows: string[][]): string {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
+  return [line(headers), ...rows.map(line)].join('\n');
+}
+
+async function run(
+  argv: string[],
+  ctx: Context,
+  database: () => Promise<{ handle: DatabaseHandle; release: () => Promise<void> }>,
+): Promise<Output> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      json: { type: 'boolean' },
+      name: { type: 'string' },
+      plan: { type: 'string' },
+      currency: { type: 'string' },
+      id: { type: 'string' },
+      shop: { type: 'string' },
+      scopes: { type: 'string' },
+      file: { type: 'string' },
+      url: { type: 'string' },
+      events: { type: 'string' },
+      description: { type: 'string' },
+      code: { type: 'string' },
+      kind: { type: 'string' },
+      coins: { type: 'string' },
+      inactive: { type: 'boolean' },
+      rate: { type: 'string' },
+      inclusive: { type: 'boolean' },
+      type: { type: 'string' },
+      value: { type: 'string' },
+      'max-uses': { type: 'string' },
+      expires: { type: 'string' },
+      products: { type: 'string' },
+      email: { type: 'string' },
+      items: { type: 'string' },
+      coupon: { type: 'string' },
+      quiet: { type: 'boolean' },
+      commission: { type: 'string' },
+      note: { type: 'string' },
+      order: { type: 'string' },
+      reason: { type: 'string' },
+      outcome: { type: 'string' },
+      rating: { type: 'string' },
+      product: { type: 'string' },
+      message: { type: 'string' },
+      subject: { type: 'string' },
+      priority: { type: 'string' },
+      discount: { type: 'string' },
+      revenue: { type: 'string' },
+      orders: { type: 'string' },
+      'requires-both': { type: 'boolean' },
+      'sort-order': { type: 'string' },
+      'report-format': { type: 'string' },
+      default: { type: 'boolean' },
+      provider: { type: 'string' },
+      list: { type: 'string' },
+      disabled: { type: 'boolean' },
+      'double-opt-in': { type: 'boolean' },
+      'no-sync': { type: 'boolean' },
+      'api-key-stdin': { type: 'boolean' },
+      username: { type: 'string' },
+      bot: { type: 'string' },
+      'telegram-id': { type: 'string' },
+      off: { type: 'string' },
+      'redirect-uris': { type: 'string' },
+      public: { type: 'boolean' },
+      'password-stdin': { type: 'boolean' },
+      'token-stdin': { type: 'boolean' },
+      password: { type: 'string' },
+    },
+  });
+  const command = positionals.join(' ');
+  const known = [
+    'shop create',
+    'shop suspend',
+    'shop activate',
+    'key create',
+    'key revoke',
+    'key list',
+    'seed',
+    'emails list',
+    'webhook create',
+    'gateway set',
+    'gateway list',
+    'tax set',
+    'coupon create',
+    'blacklist add',
+    'dynamic-secret',
+    'order create',
+    'order complete',
+    'affiliate apply',
+    'dispute open',
+    'dispute close',
+    'review create',
+    'ticket create',
+    'reseller tier create',
+    'report create',
+    'reseller accept',
+    'reseller apply',
+    'reseller approve',
+    'reseller reject',
+    'email-marketing set',
+    'bot create',
+    'bot user add',
+    'app create',
+    'app list',
+    'app revoke',
+    'app grants',
+    'app uninstall',
+    'owner create',
+    'demo',
+  ];
+  if (!known.includes(command)) throw new UsageError(command ? `Unknown command "${command}"` : 'No command given');
+
+  // Read and check arguments before touching the database, so a typo never opens (or locks) it.
+  let fixtures: unknown;
+  if (command === 'seed') {
+    const file = required(values, 'file');
+    try {
+      fixtures = JSON.parse(readFileSync(file, 'utf8'));
+    } catch (err) {
+      throw new FixtureError(`Cannot read ${file} as JSON: ${(err as Error).message}`);
+    }
+  }
+  const scopes = command === 'key create' ? admin.parseScopes(required(values, 'scopes')) : [];
+  const ownerPassword = command === 'owner create' ? readOwnerPassword(values, ctx) : '';
+  const botToken = command === 'bot create' ? readBotToken(values, ctx) : undefined;
+  const emailMarketingKey =
+    command === 'email-marketing set'
+      ? marketingAdmin.emailMarketingApiKeyFrom(values['api-key-stdin'] === true, ctx.env, ctx.readStdin)
+      : undefined;
+
+  const { handle, release } = await database();
+  const { db } = handle;
+  try {
+    await migrateToLatest(db);
+    switch (command) {
+      case 'shop create': {
+        const shop = await admin.createShop(db, {
+          name: required(values, 'name'),
+          plan: values.plan,
+          currency: values.currency,
+        });
+        return {
+          json: { id: shop.id },
+          text: `Created shop ${shop.id} (${shop.name}, ${shop.plan}, ${shop.currency})`,
+        };
+      }
+      case 'shop suspend':
+      case 'shop activate': {
+        const shop = await admin.setShopStatus(
+          db,
+          required(values, 'id'),
+          command === 'shop suspend' ? 'suspended' : 'active',
+        );
+        return { json: { id: shop.id, status: shop.status }, text: `Shop ${shop.id} is ${shop.status}` };
+      }
+      case 'key create': {
+        const key = await admin.createApiKey(db, { shopId: required(values, 'shop'), scopes, name: values.name });
+        return {
+          json: { id: key.id, key: key.key },
+          text: `Created key ${key.id} with scopes ${key.scopes.join(' ')}\n${key.key}\n(shown only now: store it safely)`,
+        };
+      }
+      case 'key revoke': {
+        const r = await admin.revokeApiKey(db, required(values, 'id'));
+        return { json: r, text: `Revoked key ${r.id}` };
+      }
+      case 'key list': {
+        const keys = await admin.listApiKeys(db, required(values, 'shop'));
+        return {
+          json: keys,
+          text:
+            keys
+              .map((k) => `${k.id}  ${k.prefix}…  ${k.scopes.join(' ')}  ${k.revoked_at ? 'revoked' : 'live'}`)
+              .join('\n') || '(no keys)',
+        };
+      }
+      case 'seed': {
+        const created = await admin.seedShop(db, required(values, 'shop'), fixtures);
+        return {
+          json: created,
+          text: `Created ${created.products.length} products, ${created.variants.length} variants, ${created.serials} serials, ${created.customers.length} customers`,
+        };
+      }
+      case 'emails list': {
+        const rows = values.shop ? await emailsOfShop(db, values.shop) : await allEmails(db);
+        // What was sent to whom, never the bodies: a delivery mail carries the goods (serials, keys) themselves.
+        const emails = rows.map((r) => ({
+          id: r.id,
+          shop_id: r.shop_id,
+          to: r.to_address,
+          template: r.template,
+          subject: r.subject,
+          status: r.status,
+          attempts: r.attempts,
+          last_error: r.last_error,
+          created_at: r.created_at.toISOString(),
+          sent_at: r.sent_at?.toISOString() ?? null,
+        }));
+        return {
+          json: emails,
+          text: emails.length
+            ? table(
+                ['id', 'shop', 'to', 'template', 'subject', 'status', 'created_at'],
+                emails.map((e) => [e.id, e.shop_id, e.to, e.template, e.subject, e.status, e.created_at]),
+              )
+            : '(no emails)',
+        };
+      }
+      case 'webhook create': {
+        const endpoint = await admin.createWebhookEndpoint(db, ctx.config, {
+          shopId: required(values, 'shop'),
+          url: required(values, 'url'),
+          events: (values.events ?? '*')
+            .split(',')
+            .map((e) => e.trim())
+            .filter(Boolean),
+          description: values.description,
+        });
+        return {
+          json: endpoint,
+          text: `Created webhook endpoint ${endpoint.id} for ${endpoint.events.join(',')} -> ${endpoint.url}\nSigning secret (shown only now): ${endpoint.secret}`,
+        };
+      }
+      case 'dynamic-secret': {
+        const r = await admin.revealDynamicSecret(db, ctx.config.webhookSecretsKey, required(values, 'shop'));
+        return { json: r, text: `Dynamic-delivery signing secret of ${r.shop_id}: ${r.secret}` };
+      }
+      case 'gateway set': {
+        const gateway = await admin.setGateway(db, {
+          shopId: required(values, 'shop'),
+          code: required(values, 'code'),
+          kind: required(values, 'kind'),
+          coins: values.coins,
+          inactive: values.inactive,
+        });
+        return {
+          json: gateway,
+          text: `Gateway ${gateway.code} (${gateway.kind}${gateway.coins.length ? `: ${gateway.coins.join(',')}` : ''}) is ${gateway.active ? 'active' : 'inactive'}`,
+        };
+      }
+      case 'gateway list': {
+        const gateways = await admin.listGateways(db, required(values, 'shop'));
+        return {
+          json: gateways,
+          text: gateways.length
+            ? table(
+                ['code', 'kind', 'active', 'coins'],
+                gateways.map((g) => [g.code, g.kind, String(g.active), g.coins.join(',')]),
+              )
+            : '(no gateways)',
+        };
+      }
+      case 'tax set': {
+        const tax = await admin.setTax(db, {
+          shopId: required(values, 'shop'),
+          rate: required(values, 'rate'),
+          inclusive: values.inclusive === true,
+        });
+        return {
+          json: tax,
+          text: `Shop ${tax.shop_id}: tax ${tax.rate}% ${tax.inclusive ? 'included in prices' : 'added on top'}`,
+        };
+      }
+      case 'coupon create': {
+        const coupon = await admin.createCoupon(db, {
+          shopId: required(values, 'shop'),
+          code: required(values, 'code'),
+          type: required(values, 'type'),
+          value: required(values, 'value'),
+          currency: values.currency,
+          maxUses: values['max-uses'],
+          expires: values.expires,
+          products: values.products,
+        });
+        return { json: coupon, text: `Created coupon ${coupon.code} (${coupon.id})` };
+      }
+      case 'blacklist add': {
+        const entry = await admin.addBlacklistEntry(db, {
+          shopId: required(values, 'shop'),
+          type: required(values, 'type'),
+          value: required(values, 'value'),
+          note: values.note,
+        });
+        return { json: entry, text: `Blacklisted ${entry.type} ${entry.value} (${entry.id})` };
+      }
+      case 'order create': {
+        const order = await admin.placeOrder(db, {
+          shopId: required(values, 'shop'),
+          email: required(values, 'email'),
+          items: required(values, 'items'),
+          coupon: values.coupon,
+          title: values.name,
+        });
+        return {
+          json: order,
+          text: `Order ${order.id} PENDING, total ${JSON.stringify(order.total)} ${order.currency}\nCheckout: ${order.checkout_url}`,
+        };
+      }
+      case 'order complete': {
+        const order = await admin.completeOrderAsOperator(db, {
+          shopId: required(values, 'shop'),
+          orderId: required(values, 'id'),
+          suppressEmails: values.quiet === true,
+        });
+        const lines = order.items.map((i) => `  ${i.product_title}: ${i.delivery_status}`);
+        return { json: order, text: [`Order ${order.id} ${order.status}`, ...lines].join('\n') };
+      }
+      case 'affiliate apply': {
+        const application = await applyAsOperator(db, {
+          shopId: required(values, 'shop'),
+          email: required(values, 'email'),
+          code: values.code,
+          commissionPercent: values.commission,
+          note: values.note,
+        });
+        return {
+          json: application,
+          text: `Affiliate application ${application.id} of ${application.email} PENDING (${application.commission_percent}%)`,
+        };
+      }
+      case 'dispute open': {
+        const dispute = await support.openSandboxDispute(db, {
+          shopId: required(values, 'shop'),
+          orderId: required(values, 'order'),
+          reason: values.reason,
+        });
+        return {
+          json: dispute,
+          text: `Dispute ${dispute.id} ${dispute.status} on order ${dispute.order_id} (${dispute.reason}); the order is DISPUTED`,
+        };
+      }
+      case 'dispute close': {
+        const dispute = await support.closeSandboxDispute(db, {
+          shopId: required(values, 'shop'),
+          disputeId: required(values, 'id'),
+          outcome: required(values, 'outcome'),
+        });
+        return { json: dispute, text: `Dispute ${dispute.id} ${dispute.status} (order ${dispute.order_id})` };
+      }
+      case 'review create': {
+        const review = await support.createStorefrontReview(db, {
+          shopId: required(values, 'shop'),
+          orderId: required(values, 'order'),
+          rating: required(values, 'rating'),
+          productId: values.product,
+          message: values.message,
+        });
+        return { json: review, text: `Review ${review.id} (${review.rating}/5) of order ${review.order_id}` };
+      }
+      case 'report create': {
+        const report = await analyticsAdmin.createReportAsOperator(db, {
+          shopId: required(values, 'shop'),
+          name: required(values, 'name'),
+          type: required(values, 'type'),
+          format: values['report-format'],
+        });
+        return { json: report, text: `Report ${report.id} ${report.name} (${report.type}, ${report.format})` };
+      }
+      case 'reseller tier create': {
+        const tier = await resellerAdmin.createTierAsOperator(db, {
+          shopId: required(values, 'shop'),
+          name: required(values, 'name'),
+          discount: required(values, 'discount'),
+          revenue: values.revenue,
+          orders: values.orders,
+          requiresBoth: values['requires-both'] === true,
+          sortOrder: values['sort-order'],
+          isDefault: values.default === true,
+        });
+        return {
+          json: tier,
+          // discount_percent is an exact JSON number (JSON.rawJSON): only JSON.stringify reads it.
+          text: `Reseller tier ${tier.id} ${tier.name} (${JSON.stringify(tier.discount_percent)}%)${tier.is_default ? ', the program default' : ''}`,
+        };
+      }
+      case 'owner create': {
+        const owner = await createOwner(db, {
+          shopId: required(values, 'shop'),
+          email: required(values, 'email'),
+          password: ownerPassword,
+        });
+        return { json: owner, text: `Created owner ${owner.id} (${owner.email}) of shop ${owner.shop_id}` };
+      }
+      case 'reseller accept':
+      case 'reseller approve':
+      case 'reseller reject': {
+        const move = command.split(' ')[1] as resellerAdmin.ResellerMove;
+        const reseller = await resellerAdmin.moveResellerAsOperator(
+          db,
+          { shopId: required(values, 'shop'), email: required(values, 'email') },
+          move,
+        );
+        return { json: reseller, text: `Reseller ${reseller.id} ${reseller.email} ${reseller.status}` };
+      }
+      case 'reseller apply': {
+        const reseller = await resellerAdmin.applyResellerAsOperator(db, {
+          shopId: required(values, 'shop'),
+          email: required(values, 'email'),
+          note: values.note,
+        });
+        return { json: reseller, text: `Reseller ${reseller.id} ${reseller.email} ${reseller.status}` };
+      }
+      case 'ticket create': {
+        const ticket = await support.createStorefrontTicket(db, {
+          shopId: required(values, 'shop'),
+          email: required(values, 'email'),
+          subject: required(values, 'subject'),
+          message: required(values, 'message'),
+          orderId: values.order,
+          priority: values.priority,
+        });
+        return { json: ticket, text: `Ticket ${ticket.id} ${ticket.status} from ${ticket.customer_email}` };
+      }
+      case 'email-marketing set': {
+        const setting = await marketingAdmin.setEmailMarketingAsOperator(db, {
+          shopId: required(values, 'shop'),
+          provider: required(values, 'provider'),
+          list: values.list,
+          disabled: values.disabled,
+          doubleOptIn: values['double-opt-in'],
+          noSync: values['no-sync'],
+          apiKey: emailMarketingKey,
+        });
+        return {
+          json: setting,
+          text: `Email marketing ${setting.provider} (${setting.id}) ${setting.enabled ? 'enabled' : 'disabled'}, list ${setting.list_id ?? '(none)'}`,
+        };
+      }
+      case 'bot create': {
+        const bot = await marketingAdmin.createBotAsOperator(db, {
+          shopId: required(values, 'shop'),
+          username: required(values, 'username'),
+          name: values.name,
+          token: botToken,
+        });
+        return {
+          json: bot,
+          text: `Bot ${bot.id} @${bot.username}${bot.has_token ? ' (token stored)' : ' (no token)'}`,
+        };
+      }
+      case 'bot user add': {
+        const user = await marketingAdmin.addBotUserAsOperator(db, {
+          shopId: required(values, 'shop'),
+          botId: required(values, 'bot'),
+          telegramId: required(values, 'telegram-id'),
+          username: values.username,
+          off: values.off,
+        });
+        const off = Object.entries(user.notifications).filter(([, on]) => !on);
+        return {
+          json: user,
+          text: `Bot user ${user.id} (Telegram ${user.telegram_user_id}) of ${user.bot_id}; off: ${off.map(([k]) => k).join(',') || '(none)'}`,
+        };
+      }
+      case 'app create': {
+        const app = await oauthAdmin.createApp(db, {
+          name: required(values, 'name'),
+          redirectUris: required(values, 'redirect-uris'),
+          scopes: required(values, 'scopes'),
+          isPublic: values.public === true,
+          shopId: values.shop,
+        });
+        return {
+          json: app,
+          text:
+            `App ${app.name} (${app.type})\nclient_id: ${app.client_id}` +
+            (app.client_secret ? `\nclient_secret (shown only now): ${app.client_secret}` : ''),
+        };
+      }
+      case 'app list': {
+        const apps = await oauthAdmin.listApps(db);
+        return {
+          json: apps,
+          text: table(
+            ['CLIENT_ID', 'NAME', 'TYPE', 'SCOPES', 'REVOKED'],
+            apps.map((a) => [a.client_id, a.name, a.type, a.scopes.join(' '), a.revoked_at ?? '-']),
+          ),
+        };
+      }
+      case 'app revoke': {
+        const app = await oauthAdmin.revokeApp(db, required(values, 'id'));
+        return { json: app, text: `App ${app.client_id} revoked (${app.grants_revoked} grants revoked)` };
+      }
+      case 'app grants': {
+        const grants = await oauthAdmin.listGrants(db, required(values, 'shop'));
+        return {
+          json: grants,
+          text: table(
+            ['GRANT_ID', 'CLIENT_ID', 'SCOPES', 'CREATED', 'REVOKED'],
+            grants.map((g) => [g.id, g.client_id, g.scopes.join(' '), g.created_at, g.revoked_at ?? '-']),
+          ),
+        };
+      }
+      case 'app uninstall': {
+        const out = await oauthAdmin.uninstallApp(db, {
+          shopId: required(values, 'shop'),
+          clientId: required(values, 'id'),
+        });
+        return {
+          json: out,
+          text: `App ${out.client_id} uninstalled from ${out.shop_id} (${out.grants_revoked} grants revoked)`,
+        };
+      }
+      default: {
+        const demo = await admin.createDemo(db, { checkoutBaseUrl: ctx.config.checkoutBaseUrl });
+        return {
+          json: demo,
+          text: `Demo shop ${demo.shop_id}\nFull-access key (shown only now): ${demo.key}\nPending order to pay: ${demo.checkout_url}`,
+        };
+      }
+    }
+  } finally {
+    await release();
+  }
+}
+
+/** The CLI on argv (without node and the script): what it prints goes to io, its exit code is returned. */
+export async function runCli(argv: string[], io: CliIo): Promise<number> {
+  const json = argv.includes('--json');
+  const env = io.env ?? process.env;
+  const stdin = io.stdin;
+  try {
+    const config = loadConfig(env);
+    const ctx: Context = { env, readStdin: typeof stdin === 'function' ? stdin : () => stdin ?? '', config };
+    const given = io.database;
+    const out = await run(argv, ctx, async () => {
+      if (given) return { handle: given, release: async () => undefined };
+      const handle = await openDatabase(config);
+      return { handle, release: () => handle.close() };
+    });
+    io.stdout(`${json ? JSON.stringify(out.json) : out.text}\n`);
+    return 0;
+  } catch (err) {
+    const known =
+      err instanceof UsageError ||
+      err instanceof admin.AdminError ||
+      err instanceof FixtureError ||
+      err instanceof DatabaseBusyError ||
+      err instanceof ConfigError ||
+      err instanceof ApiError ||
+      (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
+    const message = known ? (err as Error).message : `Unexpected failure: ${(err as Error).message}`;
+    if (json) io.stdout(`${JSON.stringify({ error: { message } })}\n`);
+    else io.stderr(`${message}${err instanceof UsageError ? `\n\n${usage}` : ''}\n`);
+    return err instanceof UsageError ? 2 : 1;
+  }
+}
+
+// Run as a program (not imported): stdin is read only if a command asks for it (see CliIo.stdin).
+if (require.main === module) {
+  void runCli(process.argv.slice(2), {
+    stdin: () => readFileSync(0, 'utf8'),
+    stdout: (s) => process.stdout.write(s),
+    stderr: (s) => process.stderr.write(s),
+  }).then((code) => {
+    process.exitCode = code;
+  });
+}

@@ -1,0 +1,123 @@
+// The command line's part of disputes, reviews and tickets (src/ops/cli.ts): the SANDBOX gateway opening and deciding a
+// dispute, and the storefront (outside this API) leaving a review or opening a ticket. Each is one unit of work with
+// its events, exactly as the checkout page and fixtures write them; a refusal writes nothing.
+import type { Kysely } from 'kysely';
+import { shopById } from '../../db/queries/shops';
+import type { Database } from '../../db/tables';
+import { ValidationError } from '../errors';
+import { systemClock } from '../platform/clock';
+import { AdminError, operatorWrite } from './admin';
+import { closeDispute, openDispute } from '../domain/support/disputes';
+import { sandboxGatewayCode } from '../domain/payments/gateways';
+import { createReview } from '../domain/support/reviews';
+import { createTicket } from '../domain/support/tickets';
+
+async function requireShop(db: Kysely<Database>, shopId: string): Promise<void> {
+  if (!(await shopById(db, shopId))) throw new AdminError(`No shop with id ${shopId}`);
+}
+
+// The domain's field names as the command line's options.
+const optionOf: Record<string, string> = { order_id: 'order', product_id: 'product' };
+
+/** A 422 of the domain as the command line's options: `--rating must be …`. */
+async function asOptions<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (err instanceof ValidationError)
+      throw new AdminError(
+        (err.details ?? []).map((d) => `--${optionOf[d.field] ?? d.field} ${d.message}`).join('; ') || err.message,
+      );
+    throw err;
+  }
+}
+
+/** `dispute open`: the SANDBOX gateway disputes an order it was paid for. */
+export async function openSandboxDispute(
+  db: Kysely<Database>,
+  input: { shopId: string; orderId: string; reason?: string },
+) {
+  await requireShop(db, input.shopId);
+  return asOptions(() =>
+    operatorWrite(db, input.shopId, 'cli:dispute open', (trx, effects) =>
+      openDispute(
+        trx,
+        input.shopId,
+        input.orderId,
+        { gateway: sandboxGatewayCode, reason: input.reason?.toUpperCase() },
+        effects,
+        systemClock,
+      ),
+    ),
+  );
+}
+
+/** `dispute close`: the SANDBOX gateway decides a dispute it opened (WON, LOST or CLOSED). */
+export async function closeSandboxDispute(
+  db: Kysely<Database>,
+  input: { shopId: string; disputeId: string; outcome: string },
+) {
+  await requireShop(db, input.shopId);
+  return asOptions(() =>
+    operatorWrite(db, input.shopId, 'cli:dispute close', (trx, effects) =>
+      closeDispute(
+        trx,
+        input.shopId,
+        input.disputeId,
+        { gateway: sandboxGatewayCode, outcome: input.outcome.toUpperCase() },
+        effects,
+        systemClock,
+      ),
+    ),
+  );
+}
+
+/** `review create`: a buyer's review of a completed order of the shop. */
+export async function createStorefrontReview(
+  db: Kysely<Database>,
+  input: { shopId: string; orderId: string; productId?: string; rating: string; message?: string },
+) {
+  await requireShop(db, input.shopId);
+  if (!/^[1-5]$/.test(input.rating)) throw new AdminError('--rating must be a whole number from 1 to 5');
+  return asOptions(() =>
+    operatorWrite(db, input.shopId, 'cli:review create', (trx, effects) =>
+      createReview(
+        trx,
+        input.shopId,
+        {
+          order_id: input.orderId,
+          ...(input.productId !== undefined ? { product_id: input.productId } : {}),
+          rating: Number(input.rating),
+          message: input.message ?? null,
+        },
+        effects,
+        systemClock,
+      ),
+    ),
+  );
+}
+
+/** `ticket create`: a customer of the shop opens a support ticket. */
+export async function createStorefrontTicket(
+  db: Kysely<Database>,
+  input: { shopId: string; email: string; subject: string; message: string; orderId?: string; priority?: string },
+) {
+  await requireShop(db, input.shopId);
+  return asOptions(() =>
+    operatorWrite(db, input.shopId, 'cli:ticket create', (trx, effects) =>
+      createTicket(
+        trx,
+        input.shopId,
+        {
+          email: input.email,
+          subject: input.subject,
+          message: input.message,
+          ...(input.orderId !== undefined ? { order_id: input.orderId } : {}),
+          ...(input.priority !== undefined ? { priority: input.priority.toUpperCase() } : {}),
+        },
+        effects,
+        systemClock,
+      ),
+    ),
+  );
+}
