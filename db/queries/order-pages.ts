@@ -1,9 +1,9 @@
 // The order lists' two queries per page: a keyset page of the shop's invoices (all kinds, or orders alone) and the
 // line items of that page's invoices.
 import { sql } from 'kysely';
-import { orderItemViewColumns, orderViewColumns } from '../../src/views/order';
 import type { OrderItemRow } from '../tables';
 import type { Keyset } from './keyset';
+import { orderItemViewColumns, orderViewColumns } from './order-columns';
 import { prepare } from './prepared';
 import { pageOf, type PageRow } from './shop-rows';
 import { inShop, type ReadDb } from './shop-scope';

@@ -1,5 +1,6 @@
 // Orders (invoices) and their line items -> the contract's Order and OrderItem. Amounts are exact JSON numbers.
 import type { OrderItemRow, OrderRow } from '../../db/tables';
+import { orderItemViewColumns, orderViewColumns } from '../../db/queries/order-columns';
 import { jsonAmount } from '../platform/money';
 import { unixSeconds } from './time';
 
@@ -9,66 +10,12 @@ export function checkoutUrl(checkoutBase: string, uniqid: string): string {
 }
 
 /**
- * The columns an order's view reads: what a page of orders selects (db/queries/order-pages.ts), so a list reads no
- * column it does not show. orderView's parameter type is built from it, so reading another column is a compile error.
+ * What orderView reads: exactly the columns a page of orders selects (db/queries/order-columns.ts), so reading
+ * another column is a compile error.
  */
-export const orderViewColumns = [
-  'id',
-  'uniqid',
-  'shop_id',
-  'customer_id',
-  'affiliate_link_id',
-  'affiliate_customer_id',
-  'affiliate_code',
-  'affiliate_discount_amount',
-  'customer_email',
-  'currency',
-  'status',
-  'status_details',
-  'payment_status',
-  'gateway',
-  'blockchain',
-  'flow_type',
-  'provider_reference',
-  'provider_reference_type',
-  'subtotal',
-  'discount',
-  'tax',
-  'tax_percentage',
-  'total',
-  'balance_paid',
-  'coupon_id',
-  'subscription_id',
-  'custom_fields',
-  'is_developer_invoice',
-  'developer_title',
-  'created_at',
-  'updated_at',
-] as const satisfies readonly (keyof OrderRow)[];
-
 export type OrderFields = Pick<OrderRow, (typeof orderViewColumns)[number]>;
 
-/** The columns a line item's view reads (as orderViewColumns). */
-export const orderItemViewColumns = [
-  'id',
-  'product_id',
-  'product_title',
-  'product_type',
-  'variant_title',
-  'quantity',
-  'unit_price',
-  'total',
-  'custom_fields',
-  'delivery_instructions',
-  'delivery_instructions_label',
-  'delivery_status',
-  'delivered_at',
-  'delivered_items',
-  'variant_options',
-  'addons',
-  'quantity_discount',
-] as const satisfies readonly (keyof OrderItemRow)[];
-
+/** What orderItemView reads (as OrderFields). */
 export type OrderItemFields = Pick<
   OrderItemRow,
   Exclude<(typeof orderItemViewColumns)[number], 'variant_options' | 'addons' | 'quantity_discount'>
