@@ -1,16 +1,16 @@
 // Theme rows -> the Theme, ThemeSettings, ThemeDocument and ThemePreviewSession objects of the contract. Timestamps
-// are ISO 8601 strings.
+// are ISO 8601 strings. What the base's rules decide (whether it is retired, its default settings) is worked out by
+// the domain (src/domain/themes/bases.ts) and handed in.
 import type { ThemePreviewSessionRow, ThemeRevisionRow, ThemeRow } from '../../db/tables';
-import { effectiveSettings, isRetiredBase } from '../domain/themes/bases';
 
 const iso = (d: Date) => d.toISOString();
 
-export function themeView(row: ThemeRow) {
+export function themeView(row: ThemeRow, baseRetired: boolean) {
   return {
     id: row.id,
     name: row.name,
     base: row.base,
-    base_retired: isRetiredBase(row.base),
+    base_retired: baseRetired,
     published: row.live,
     revision: row.revision,
     published_revision: row.published_revision,
@@ -21,10 +21,11 @@ export function themeView(row: ThemeRow) {
 
 export type ThemeView = ReturnType<typeof themeView>;
 
-export function themeSettingsView(row: ThemeRow) {
+/** `settings`: the theme's effective settings (its base's defaults under the stored values). */
+export function themeSettingsView(row: ThemeRow, settings: Record<string, unknown>) {
   return {
     theme_id: row.id,
-    settings: effectiveSettings(row.base, row.settings),
+    settings,
     updated_at: iso(row.settings_updated_at),
   };
 }

@@ -27,7 +27,14 @@ import {
   themeView,
   type ThemeView,
 } from '../../views/theme';
-import { documentProblems, documentSchemaOf, isRetiredBase, settingsProblems, starterDocument } from './bases';
+import {
+  documentProblems,
+  documentSchemaOf,
+  effectiveSettings,
+  isRetiredBase,
+  settingsProblems,
+  starterDocument,
+} from './bases';
 
 /** How long a preview URL works (the contract: 1 hour). */
 export const previewLifetimeMs = 60 * 60 * 1000;
@@ -43,8 +50,18 @@ export const themeCursorList: CursorList<themes.ThemePageRow, ThemeView> = {
     defaultSort: '-created_at',
   },
   page: themes.themesPage,
-  view: (rows) => rows.map(themeView),
+  view: (rows) => rows.map(shown),
 };
+
+/** A theme as the contract shows it: the view, told whether its base is retired. */
+function shown(row: ThemeRow): ThemeView {
+  return themeView(row, isRetiredBase(row.base));
+}
+
+/** A theme's settings as shown: its base's defaults under the stored values. */
+function settingsShown(row: ThemeRow) {
+  return themeSettingsView(row, effectiveSettings(row.base, row.settings));
+}
 
 async function theme(db: ReadDb, shopId: string, id: string): Promise<ThemeRow> {
   const row = await themes.themeById(db, shopId, id);
@@ -131,7 +148,7 @@ export async function createTheme(
     clock.now(),
   );
   effects.audit({ action: 'theme.created', resourceType: 'theme', resourceId: row.id, detail: { base } });
-  return themeView(row);
+  return shown(row);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -139,7 +156,7 @@ export async function createTheme(
 // ---------------------------------------------------------------------------------------------------------------
 
 export async function getThemeSettings(db: ReadDb, shopId: string, id: string) {
-  return themeSettingsView(await theme(db, shopId, id));
+  return settingsShown(await theme(db, shopId, id));
 }
 
 /**
@@ -172,7 +189,7 @@ export async function updateThemeSettings(
     resourceId: id,
     detail: { settings: Object.keys(settings).sort() },
   });
-  return themeSettingsView(row);
+  return settingsShown(row);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -261,7 +278,7 @@ export async function publishTheme(
     resourceId: id,
     detail: { revision: expectedRevision },
   });
-  return themeView(published);
+  return shown(published);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
