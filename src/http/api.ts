@@ -34,7 +34,7 @@ import {
 } from './handler';
 import { toApiError } from './errors';
 import { refuseRepeatedAuthorization, routingMethod, withHeadAllowed } from './request-edges';
-import { validationDetails } from './validation-details';
+import { validationDetails } from '../platform/validation-details';
 import { lazyAjvFactory } from './validators';
 
 /** openapi-backend checks documents against the OpenAPI 3.0 meta-schema, which rejects valid 3.1; the spec is linted by redocly instead. */

@@ -11,7 +11,7 @@ import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import type { ThemeBase } from '../../../db/tables';
 import type { ErrorDetail } from '../../errors';
-import { validationDetails } from '../../http/validation-details';
+import { validationDetails } from '../../platform/validation-details';
 
 export const creatableBases = ['default', 'classic', 'pulse', 'starlight', 'clean-minimal'] as const;
 export const retiredBases = ['apex', 'nebula', 'phantom', 'shadow', 'vault'] as const;

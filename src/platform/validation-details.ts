@@ -1,5 +1,7 @@
 // Ajv errors -> the `details` of a 422: `{ field, message }` with readable field paths such as
-// `items[0].quantity`, `query.limit`, `path.id`.
+// `items[0].quantity`, `query.limit`, `path.id`. Not HTTP's alone: the request validator (src/http/api.ts), the
+// theme document and settings rules (src/domain/themes/bases.ts) and the fixture checker word their problems
+// through this one function, so a field path and a message read the same wherever a schema said no.
 import type { ErrorObject } from 'ajv';
 import type { ErrorDetail } from '../errors';
 
