@@ -308,10 +308,15 @@ export async function createApi(options: ApiOptions) {
 function originFor(c: Context, req: Request, res: Response, auth: AuthContext | undefined): WriteOrigin | undefined {
   if (!writeMethods.has(c.operation.method.toLowerCase())) return undefined;
   return (res.locals.writeOrigin ??= requestOrigin({
-    req,
+    request: {
+      method: req.method,
+      path: req.originalUrl.split('?')[0]!,
+      ip: req.ip,
+      userAgent: req.headers['user-agent'],
+    },
     operationId: c.operation.operationId!,
     requestId: res.locals.requestId as string,
-    auth,
+    caller: auth && { shopId: auth.shop.id, credentialId: auth.credential.id, credentialKind: auth.credential.kind },
     pathParams: c.request.params as Record<string, unknown>,
   })) as WriteOrigin;
 }

@@ -17,16 +17,14 @@
 //   - not recorded: 401 (not past authentication), 429 (a flood would write a row per request: the limit is what
 //     keeps the trail's growth bounded), 5xx (the server failed; the request was not decided), reads, and the
 //     public operations (OAuth token exchange: no shop, no credential to record).
-import type { Request } from 'express';
 import type { Transaction } from 'kysely';
 import { insertAuditEntry, type NewAuditEntry } from '../../db/queries/audit-entries';
 import type { Database } from '../../db/tables';
-import type { AuthContext } from '../auth/authenticate';
 import type { ApiError } from '../errors';
 import { operations } from '../generated/operations';
 import { newId } from '../ids';
 import { loadSpec, type SpecDocument } from '../spec';
-import type { AuditDraft, EffectSink, PendingEffects, WriteOrigin } from './unit-of-work';
+import type { AuditDraft, EffectSink, PendingEffects, WriteOrigin, WriteRequestFacts } from './unit-of-work';
 
 /** What the trail says of an operation, worked out once from the contract. */
 export interface AuditedOperation {
@@ -46,35 +44,52 @@ export function isRecordedRefusal(error: ApiError): boolean {
   return error.status >= 400 && error.status < 500 && !unrecordedRefusals.has(error.status);
 }
 
+/** Who made a request: a credential of a shop, as authentication found it (the http layer says so). */
+export interface RequestCaller {
+  shopId: string;
+  credentialId: string;
+  credentialKind: NonNullable<WriteRequestFacts['credentialKind']>;
+}
+
+/** What the trail may keep of a request, read off it by the http layer: never its body, query or credential. */
+export interface RequestDescription {
+  /** As received (`post`, `POST`); stored upper case. */
+  method: string;
+  /** The request path, without the query. */
+  path: string;
+  /** The client's address (express's `req.ip`: honours `trust proxy`). */
+  ip: string | undefined;
+  userAgent: string | undefined;
+}
+
 /**
  * The origin of a write made by an API request: who, and the request's facts the trail records. Built once per
  * request, as soon as the caller is authenticated (src/http/api.ts); the status is set when the answer is known.
  */
 export function requestOrigin(input: {
-  req: Request;
+  request: RequestDescription;
   operationId: string;
   requestId: string;
-  auth: AuthContext | undefined;
+  caller: RequestCaller | undefined;
   pathParams: Record<string, unknown> | undefined;
 }): WriteOrigin {
-  const { req, auth } = input;
+  const { request, caller } = input;
   const pathParams: Record<string, string> = {};
   for (const [name, value] of Object.entries(input.pathParams ?? {})) {
     if (value !== undefined && value !== null) pathParams[name] = storable(String(value), MAX_PARAM);
   }
-  const userAgent = req.headers['user-agent'];
   return {
-    shopId: auth?.shop.id,
-    credentialId: auth?.credential.id,
+    shopId: caller?.shopId,
+    credentialId: caller?.credentialId,
     operationId: input.operationId,
     requestId: input.requestId,
     request: {
-      method: req.method.toUpperCase(),
-      path: storable(req.originalUrl.split('?')[0]!, MAX_PATH),
+      method: request.method.toUpperCase(),
+      path: storable(request.path, MAX_PATH),
       pathParams,
-      ip: req.ip === undefined ? undefined : storable(req.ip, MAX_PARAM),
-      userAgent: userAgent === undefined ? undefined : storable(userAgent, MAX_USER_AGENT),
-      credentialKind: auth?.credential.kind,
+      ip: request.ip === undefined ? undefined : storable(request.ip, MAX_PARAM),
+      userAgent: request.userAgent === undefined ? undefined : storable(request.userAgent, MAX_USER_AGENT),
+      credentialKind: caller?.credentialKind,
     },
   };
 }
