@@ -2,7 +2,6 @@ import {
   affiliateList,
   affiliatePerformance,
   approveAffiliateApplication as approve,
-  convertAffiliateBalance as convert,
 } from '../src/domain/affiliates/affiliates';
 import type { OperationHandler } from '../src/http/handler';
 import { listHandler } from '../src/http/list-handler';
@@ -30,15 +29,4 @@ export const approveAffiliateApplication: OperationHandler<'approveAffiliateAppl
   services,
 }) => ({
   data: await approve(db, auth.shop.id, params.id, effects, services.clock),
-});
-
-export const convertCustomerAffiliateBalance: OperationHandler<'convertCustomerAffiliateBalance'> = async ({
-  db,
-  auth,
-  params,
-  body,
-  effects,
-  services,
-}) => ({
-  data: await convert(db, auth.shop.id, params.id, body, effects, services.clock),
 });

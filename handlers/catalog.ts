@@ -1,3 +1,12 @@
+import type { ReadDb } from '../db/queries/shop-scope';
+import {
+  addonCursorList,
+  createVariantField,
+  createVariantFieldOption,
+  listVariantFields,
+  updateQuantityDeal as update,
+} from '../src/domain/catalog/catalog-extras';
+import { checkCoupon as check, couponCursorList } from '../src/domain/catalog/coupons';
 import { duplicateProduct as duplicate, productCursorList } from '../src/domain/catalog/products';
 import { claimSerials } from '../src/domain/catalog/serials';
 import type { OperationHandler } from '../src/http/handler';
@@ -20,4 +29,54 @@ export const claimProductSerials: OperationHandler<'claimProductSerials'> = asyn
   effects,
 }) => ({
   data: await claimSerials(db, auth.shop.id, params.id, body.amount, effects),
+});
+
+// Variant fields and options, quantity deals and add-ons (src/domain/catalog/catalog-extras.ts); their effect on orders is
+// in src/domain/orders/line-extras.ts.
+
+export const listProductVariantFields: OperationHandler<'listProductVariantFields'> = async ({ db, auth, params }) => ({
+  data: await listVariantFields(db, auth.shop.id, params.id),
+});
+
+export const createProductVariantField: OperationHandler<'createProductVariantField'> = async ({
+  db,
+  auth,
+  params,
+  body,
+  effects,
+  services,
+}) => ({
+  status: 201,
+  data: await createVariantField(db, auth.shop.id, params.id, body, effects, services.clock),
+});
+
+export const createProductVariantFieldOption: OperationHandler<'createProductVariantFieldOption'> = async ({
+  db,
+  auth,
+  params,
+  body,
+  effects,
+  services,
+}) => ({
+  status: 201,
+  data: await createVariantFieldOption(db, auth.shop.id, params.id, params.fieldId, body, effects, services.clock),
+});
+
+export const updateQuantityDeal: OperationHandler<'updateQuantityDeal'> = async ({
+  db,
+  auth,
+  params,
+  body,
+  effects,
+  services,
+}) => ({
+  data: await update(db, auth.shop.id, params.uniqid, body, effects, services.clock),
+});
+
+export const listProductAddons: OperationHandler<'listProductAddons'> = listHandler(addonCursorList, () => undefined);
+
+export const listCoupons: OperationHandler<'listCoupons'> = listHandler(couponCursorList, () => undefined);
+
+export const checkCoupon: OperationHandler<'checkCoupon'> = async ({ db, auth, params, query, services }) => ({
+  data: await check(db as ReadDb, auth.shop.id, params.code, query, services.clock),
 });

@@ -1,4 +1,7 @@
+import { convertAffiliateBalance as convert } from '../src/domain/affiliates/affiliates';
+import { blacklistCursorList } from '../src/domain/customers/blacklist';
 import { customerCursorList, getCustomer as get } from '../src/domain/customers/customers';
+import { creditCustomerWallet as credit, debitCustomerWallet as debit } from '../src/domain/customers/wallets';
 import type { OperationHandler } from '../src/http/handler';
 import { listHandler } from '../src/http/list-handler';
 
@@ -7,3 +10,41 @@ export const listCustomers: OperationHandler<'listCustomers'> = listHandler(cust
 export const getCustomer: OperationHandler<'getCustomer'> = async ({ db, auth, params, query }) => ({
   data: await get(db, auth.shop.id, params.id, { includeAffiliate: query.include_affiliate === true }),
 });
+
+export const creditCustomerWallet: OperationHandler<'creditCustomerWallet'> = async ({
+  db,
+  auth,
+  params,
+  body,
+  effects,
+  services,
+}) => ({
+  data: await credit(db, auth.shop.id, params.id, body, effects, services.clock),
+});
+
+export const debitCustomerWallet: OperationHandler<'debitCustomerWallet'> = async ({
+  db,
+  auth,
+  params,
+  body,
+  effects,
+  services,
+}) => ({
+  data: await debit(db, auth.shop.id, params.id, body, effects, services.clock),
+});
+
+export const convertCustomerAffiliateBalance: OperationHandler<'convertCustomerAffiliateBalance'> = async ({
+  db,
+  auth,
+  params,
+  body,
+  effects,
+  services,
+}) => ({
+  data: await convert(db, auth.shop.id, params.id, body, effects, services.clock),
+});
+
+export const listBlacklistEntries: OperationHandler<'listBlacklistEntries'> = listHandler(
+  blacklistCursorList,
+  () => undefined,
+);

@@ -1,6 +1,11 @@
+import type { ReadDb } from '../db/queries/shop-scope';
 import { completeInvoice, type CompletionDeps } from '../src/domain/orders/completion';
 import { createOrder as create, type OrderDeps } from '../src/domain/orders/create-order';
+import { fulfillOrderItem as fulfillItem, type FulfillItemInput } from '../src/domain/orders/item-fulfillment';
+import { invoiceCursorList, orderCursorList, type OrderListOptions } from '../src/domain/orders/lists';
+import { refundOrder as refund } from '../src/domain/orders/refunds';
 import type { OperationContext, OperationHandler } from '../src/http/handler';
+import { listPage } from '../src/platform/cursor-list';
 
 // The returned order is rendered for the caller: its license keys only if its scopes read licenses
 // (src/domain/licenses/issuing.ts).
@@ -14,9 +19,11 @@ const orderDeps = (ctx: Pick<OperationContext, 'services' | 'auth'>): OrderDeps 
   orderTtlMinutes: ctx.services.config.orderTtlMinutes,
 });
 
-export const createOrder: OperationHandler<'createOrder'> = async (ctx) => ({
-  status: 201,
-  data: await create(ctx.db, ctx.auth.shop.id, ctx.body, ctx.effects, orderDeps(ctx)),
+// Not listHandler: a page's views need the checkout base from the services and the caller's scopes (license keys
+// only for one that reads licenses), which listHandler's options do not see.
+const listOptions = ({ services, auth }: Pick<OperationContext, 'services' | 'auth'>): OrderListOptions => ({
+  checkoutBase: services.config.checkoutBaseUrl,
+  readerScopes: auth.credential.scopes,
 });
 
 /** Both operations run the one completion pipeline; they differ only in how the body names the mail switch. */
@@ -25,11 +32,63 @@ const complete = (
   options: { note?: string; suppressEmails: boolean },
 ) => completeInvoice(ctx.db, ctx.auth.shop.id, ctx.params.id, options, ctx.effects, completionDeps(ctx));
 
+export const createOrder: OperationHandler<'createOrder'> = async (ctx) => ({
+  status: 201,
+  data: await create(ctx.db, ctx.auth.shop.id, ctx.body, ctx.effects, orderDeps(ctx)),
+});
+
+export const listOrders: OperationHandler<'listOrders'> = async (ctx) => ({
+  page: await listPage(
+    orderCursorList,
+    ctx.db as ReadDb,
+    ctx.services.cursors,
+    ctx.auth.shop.id,
+    ctx.query,
+    listOptions(ctx),
+  ),
+});
+
 export const completeOrder: OperationHandler<'completeOrder'> = async (ctx) => ({
   data: await complete(ctx, { note: ctx.body?.note, suppressEmails: ctx.body?.suppress_emails === true }),
+});
+
+export const refundOrder: OperationHandler<'refundOrder'> = async ({ db, auth, params, body, effects, services }) => ({
+  // The body is optional: none refunds everything that remains.
+  data: await refund(db, auth.shop.id, params.id, body ?? {}, effects, services.clock),
 });
 
 /** A server-side trigger for an order paid outside the platform: the same pipeline as a payment. */
 export const fulfillOrder: OperationHandler<'fulfillOrder'> = async (ctx) => ({
   data: await complete(ctx, { note: ctx.body?.note, suppressEmails: ctx.body?.notify_customer === false }),
+});
+
+export const fulfillOrderItem: OperationHandler<'fulfillOrderItem'> = async ({
+  db,
+  auth,
+  params,
+  body,
+  effects,
+  services,
+}) => ({
+  // The generated type of an `anyOf` body is `unknown`; the contract has validated its shape already.
+  data: await fulfillItem(
+    db,
+    auth.shop.id,
+    params.id,
+    params.itemId,
+    body as FulfillItemInput,
+    effects,
+    services.clock,
+  ),
+});
+
+export const listInvoices: OperationHandler<'listInvoices'> = async (ctx) => ({
+  page: await listPage(
+    invoiceCursorList,
+    ctx.db as ReadDb,
+    ctx.services.cursors,
+    ctx.auth.shop.id,
+    ctx.query,
+    listOptions(ctx),
+  ),
 });

@@ -12,24 +12,6 @@ import {
 } from '../src/domain/resellers/resellers';
 import type { OperationHandler } from '../src/http/handler';
 
-export const getResellerProgram: OperationHandler<'getResellerProgram'> = async ({ db, auth }) => ({
-  data: await getProgram(db, auth.shop.id),
-});
-
-export const updateResellerProgram: OperationHandler<'updateResellerProgram'> = async ({
-  db,
-  auth,
-  body,
-  effects,
-  services,
-}) => ({
-  data: await updateProgram(db, auth.shop.id, body, effects, services.clock),
-});
-
-export const listResellerTiers: OperationHandler<'listResellerTiers'> = async ({ db, auth }) => ({
-  data: await listTiers(db, auth.shop.id),
-});
-
 export const listResellers: OperationHandler<'listResellers'> = async ({ db, auth, query }) => ({
   data: await readResellers(db, auth.shop.id, query),
 });
@@ -62,4 +44,22 @@ export const reinstateReseller: OperationHandler<'reinstateReseller'> = async ({
   services,
 }) => ({
   data: await reinstate(db, auth.shop.id, params.id, effects, services.clock),
+});
+
+export const getResellerProgram: OperationHandler<'getResellerProgram'> = async ({ db, auth }) => ({
+  data: await getProgram(db, auth.shop.id),
+});
+
+export const updateResellerProgram: OperationHandler<'updateResellerProgram'> = async ({
+  db,
+  auth,
+  body,
+  effects,
+  services,
+}) => ({
+  data: await updateProgram(db, auth.shop.id, body, effects, services.clock),
+});
+
+export const listResellerTiers: OperationHandler<'listResellerTiers'> = async ({ db, auth }) => ({
+  data: await listTiers(db, auth.shop.id),
 });

@@ -42,14 +42,6 @@ export const getThemeDocument: OperationHandler<'getThemeDocument'> = async ({ d
   data: await getPublishedDocument(db, auth.shop.id, params.id),
 });
 
-export const getThemeDraft: OperationHandler<'getThemeDraft'> = async ({ db, auth, params }) => ({
-  data: await getDraft(db, auth.shop.id, params.id),
-});
-
-export const getThemeDocumentSchema: OperationHandler<'getThemeDocumentSchema'> = async ({ db, auth, params }) => ({
-  data: await getDocumentSchema(db, auth.shop.id, params.id),
-});
-
 export const saveThemeDocument: OperationHandler<'saveThemeDocument'> = async ({
   db,
   auth,
@@ -59,6 +51,14 @@ export const saveThemeDocument: OperationHandler<'saveThemeDocument'> = async ({
   services,
 }) => ({
   data: await saveDraft(db, auth.shop.id, params.id, body, effects, services.clock),
+});
+
+export const getThemeDraft: OperationHandler<'getThemeDraft'> = async ({ db, auth, params }) => ({
+  data: await getDraft(db, auth.shop.id, params.id),
+});
+
+export const getThemeDocumentSchema: OperationHandler<'getThemeDocumentSchema'> = async ({ db, auth, params }) => ({
+  data: await getDocumentSchema(db, auth.shop.id, params.id),
 });
 
 export const createThemePreview: OperationHandler<'createThemePreview'> = async ({

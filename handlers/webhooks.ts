@@ -15,14 +15,14 @@ export const createWebhook: OperationHandler<'createWebhook'> = async ({ db, aut
   data: await webhooks.createWebhook(db, auth.shop.id, body, deps(services)),
 });
 
-export const updateWebhook: OperationHandler<'updateWebhook'> = async ({ db, auth, params, body, services }) => ({
-  data: await webhooks.updateWebhook(db, auth.shop.id, params.id, body, deps(services)),
-});
-
 export const deleteWebhook: OperationHandler<'deleteWebhook'> = async ({ db, auth, params }) => {
   await webhooks.deleteWebhook(db, auth.shop.id, params.id);
   return { data: {} };
 };
+
+export const updateWebhook: OperationHandler<'updateWebhook'> = async ({ db, auth, params, body, services }) => ({
+  data: await webhooks.updateWebhook(db, auth.shop.id, params.id, body, deps(services)),
+});
 
 export const rotateWebhookSecret: OperationHandler<'rotateWebhookSecret'> = async ({
   db,

@@ -1,9 +1,12 @@
-// Store settings: branding, layout and additional domains; thin wrappers over src/domain/store/settings.ts and
-// src/domain/store/domains.ts.
 import { addDomain, storeDomainCursorList, verifyDomain } from '../src/domain/store/domains';
+import { emailMarketingCursorList } from '../src/domain/store/email-marketing';
+import { updateBotNotifications } from '../src/domain/store/messaging-bots';
 import { getBranding, getLayout, replaceBranding, replaceLayout } from '../src/domain/store/settings';
 import type { OperationHandler } from '../src/http/handler';
 import { listHandler } from '../src/http/list-handler';
+
+// Store settings: branding, layout and additional domains; thin wrappers over src/domain/store/settings.ts and
+// src/domain/store/domains.ts.
 
 export const getStoreBranding: OperationHandler<'getStoreBranding'> = async ({ db, auth }) => ({
   data: await getBranding(db, auth.shop.id),
@@ -54,4 +57,22 @@ export const verifyStoreDomain: OperationHandler<'verifyStoreDomain'> = async ({
     clock: services.clock,
     dns: { servers: services.config.dnsServers, timeoutMs: services.config.dnsTimeoutMs },
   }),
+});
+
+// Email marketing and messaging bots: the settings list (a cursor list) and the bulk notification switches (a write
+// in the unit of work). Thin wrappers over src/domain/store/email-marketing.ts and messaging-bots.ts.
+
+export const listEmailMarketingSettings: OperationHandler<'listEmailMarketingSettings'> = listHandler(
+  emailMarketingCursorList,
+  () => undefined,
+);
+
+export const updateMessagingBotNotifications: OperationHandler<'updateMessagingBotNotifications'> = async ({
+  db,
+  auth,
+  params,
+  body,
+  services,
+}) => ({
+  data: await updateBotNotifications(db, auth.shop.id, params.botId, body, services.clock),
 });
