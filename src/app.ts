@@ -15,7 +15,7 @@ import { checkoutRouter } from './checkout/router';
 import { consentRouter } from './auth/consent-router';
 import { themePreviewRouter } from './themes/preview-router';
 import { analyticsDownloadRouter } from './analytics/download-router';
-import { sendError } from './http/errors';
+import { errorAnswer, sendError } from './http/errors';
 import type { HandlerMap } from './http/handler';
 import { createRateLimiter } from './http/rate-limit';
 import { requestId } from './http/request-id';
@@ -76,7 +76,7 @@ export async function createApp(options: AppOptions): Promise<express.Express> {
     handlers: { ...defaultHandlers, ...options.handlers } as HandlerMap,
     limiter,
     idempotency: new Idempotency(db, unitOfWork, {
-      publicUrl: config.publicUrl,
+      errorAnswer: errorAnswer(config.publicUrl),
       logger,
       secrets,
       now: options.now,

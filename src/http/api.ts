@@ -18,7 +18,7 @@ import {
 } from '../errors';
 import { operations, type OperationId } from '../generated/operations';
 import { acceptedEntry, isRecordedRefusal, requestOrigin } from '../platform/audit';
-import { Idempotency, idempotencyKeyOf, renderResult, sendStored, setIdempotencyStatus } from '../platform/idempotency';
+import { Idempotency, idempotencyKeyOf } from '../platform/idempotency';
 import { Effects, type UnitOfWork, type WriteOrigin } from '../platform/unit-of-work';
 import type { ReadDb } from '../../db/queries/shop-scope';
 import { loadSpec } from '../spec';
@@ -32,7 +32,8 @@ import {
   type OperationResult,
   type Services,
 } from './handler';
-import { toApiError } from './errors';
+import { errorAnswer, toApiError } from './errors';
+import { renderResult, sendOutcome, sendStored, setIdempotencyStatus } from './idempotency';
 import { refuseRepeatedAuthorization, routingMethod, withHeadAllowed } from './request-edges';
 import { validationDetails } from '../platform/validation-details';
 import { lazyAjvFactory } from './validators';
@@ -113,7 +114,7 @@ export async function createApi(options: ApiOptions) {
   const idempotency =
     options.idempotency ??
     new Idempotency(db, unitOfWork, {
-      publicUrl: services.config.publicUrl,
+      errorAnswer: errorAnswer(services.config.publicUrl),
       logger: services.logger,
       secrets: services.secrets,
     });
@@ -236,9 +237,8 @@ export async function createApi(options: ApiOptions) {
       // Writes: the unit of work, with the idempotency record committed in it (src/platform/idempotency.ts).
       // A refusal is recorded once, by handle() below, with every other refusal of the request.
       const origin = originFor(c, req, res, auth)!; // a write: it has one
-      await idempotency.execute(
+      const outcome = await idempotency.execute(
         {
-          res,
           headers: req.headers,
           // Public (OAuth) writes: a transaction, no replay scope. Nor for an approval: its response is a single-use
           // code, which a replay would hand out again after it was redeemed, so its Idempotency-Key is bypassed.
@@ -254,9 +254,10 @@ export async function createApi(options: ApiOptions) {
           const result = await run(Object.assign(ctx, { db: trx, effects }));
           // The status the response has (renderResult's), known to the sinks before commit: the audit line's.
           origin.status = result.status ?? 200;
-          return result;
+          return renderResult(result);
         },
       );
+      sendOutcome(res, outcome);
     });
   }
 

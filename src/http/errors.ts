@@ -50,6 +50,17 @@ export function errorBody(err: ApiError, publicUrl: string) {
   };
 }
 
+/**
+ * An error as the API answers it (its catalog entry and the envelope sent), or undefined for one it does not expect
+ * (answered as a 500): what an idempotent business rejection is stored as (src/platform/idempotency.ts).
+ */
+export function errorAnswer(publicUrl: string): (err: unknown) => { error: ApiError; body: unknown } | undefined {
+  return (err) => {
+    const error = toApiError(err);
+    return error && { error, body: errorBody(error, publicUrl) };
+  };
+}
+
 export function sendError(res: Response, err: unknown, publicUrl: string, logger: Logger): void {
   if (err instanceof ClientAbortedError) {
     logger.info('client aborted', { request_id: res.locals.requestId });

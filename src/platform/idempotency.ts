@@ -21,11 +21,14 @@
 // transaction rolled back). What is not: 5xx (the key is released so the client can retry), 401/403/429, and
 // anything rejected before the handler runs (routing, authentication, rate limit, schema validation).
 //
+// Nothing here speaks HTTP: `execute` answers with data (the response to send, or the error to answer with, and the
+// Idempotency-Status either carries) and src/http/idempotency.ts writes it; how an error reads on the wire is the
+// http layer's mapping, handed in as `errorAnswer`.
+//
 // A stored response may hold a secret shown once (a webhook signing secret, a theme preview URL): its body is kept
 // sealed with the deployment's secret box, bound to its key's scope, so the table never holds one in clear.
 import { createHash, randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Response } from 'express';
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../db/tables';
 import {
@@ -42,15 +45,13 @@ import {
   type StoredResponse,
 } from '../../db/queries/idempotency-keys';
 import { ApiError, ValidationError } from '../errors';
-import { errorBody, toApiError } from '../http/errors';
-import type { OperationResult } from '../http/handler';
 import type { Logger } from '../logger';
 import type { Effects, UnitOfWork, WriteOrigin } from './unit-of-work';
 import type { SecretBox } from './secret-box';
 
 export type { StoredResponse } from '../../db/queries/idempotency-keys';
 
-export const IDEMPOTENCY_STATUS_HEADER = 'Idempotency-Status';
+/** What idempotency did for a request (its `Idempotency-Status` header). */
 export type IdempotencyStatus = 'created' | 'cached' | 'processing' | 'bypassed';
 
 export const DEFAULT_LOCK_TIMEOUT_MS = 60_000;
@@ -71,10 +72,6 @@ const perResponseHeaders = new Set([
   'content-type',
 ]);
 const isPerResponse = (name: string) => perResponseHeaders.has(name.toLowerCase()) || /^x-ratelimit-/i.test(name);
-
-export function setIdempotencyStatus(res: Response, status: IdempotencyStatus): void {
-  res.set(IDEMPOTENCY_STATUS_HEADER, status);
-}
 
 function headerValue(headers: IncomingHttpHeaders, name: string): string | undefined {
   const v = headers[name];
@@ -128,24 +125,11 @@ export function requestFingerprint(method: string, path: string, query: unknown,
     .digest('hex');
 }
 
-/** A handler's result as the exact response sent: `data` in the `{ data }` envelope, `page` and `raw` as is. */
-export function renderResult(result: OperationResult): StoredResponse {
-  if ('html' in result) throw new Error('an HTML result is for reads only: it is never stored for replay');
-  const body = 'page' in result ? result.page : 'raw' in result ? result.raw : { data: result.data };
-  return { status: result.status ?? 200, headers: replayableHeaders(result.headers), body: JSON.stringify(body) };
-}
-
-function replayableHeaders(headers: Record<string, string> | undefined): Record<string, string> {
+/** The headers of a response that a replay sends again (not the request id, rate-limit or per-response ones). */
+export function replayableHeaders(headers: Record<string, string> | undefined): Record<string, string> {
   const kept: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers ?? {})) if (!isPerResponse(name)) kept[name] = value;
   return kept;
-}
-
-/** Sends a rendered response; its body text goes out byte for byte (what res.json would have sent). */
-export function sendStored(res: Response, stored: StoredResponse): void {
-  res.status(stored.status);
-  if (Object.keys(stored.headers).length) res.set(stored.headers);
-  res.type('application/json').send(stored.body);
 }
 
 /** Deletes the keys whose replay window ended by `now`; returns how many. */
@@ -180,9 +164,18 @@ export function scheduleIdempotencyPurge(
   return () => clearInterval(timer);
 }
 
+/** An error as the API answers it: its catalog entry and the body sent (src/http/errors.ts errorAnswer). */
+export interface ErrorAnswer {
+  error: ApiError;
+  body: unknown;
+}
+
 export interface IdempotencyOptions {
-  /** Base of `doc_url` in stored error bodies (config.publicUrl). */
-  publicUrl: string;
+  /**
+   * How the API answers an error the work threw, or undefined for one it does not expect (a 500): a business
+   * rejection is stored as exactly that answer, so its replay is what was sent.
+   */
+  errorAnswer: (err: unknown) => ErrorAnswer | undefined;
   /** Milliseconds since the epoch; injectable so tests can expire keys and locks. */
   now?: () => number;
   /**
@@ -219,7 +212,6 @@ export function openStoredBody(secrets: SecretBox | undefined, scope: Idempotenc
 }
 
 export interface WriteRequest {
-  res: Response;
   /** The request headers (where the key is read). */
   headers: IncomingHttpHeaders;
   /** The authenticated credential; without one (public operations) nothing is stored. */
@@ -232,6 +224,18 @@ export interface WriteRequest {
   query: unknown;
   /** The validated request body (undefined when the operation takes none). */
   body: unknown;
+}
+
+/**
+ * What became of an idempotent write: the response to send (the work's, or the stored one replayed) or the error to
+ * answer with, and in both cases the `Idempotency-Status` the answer carries.
+ */
+export type IdempotentOutcome =
+  { idempotency: IdempotencyStatus; response: StoredResponse } | { idempotency: IdempotencyStatus; error: unknown };
+
+/** What idempotency has done so far for one request; an error is answered with it too. */
+interface Progress {
+  idempotency: IdempotencyStatus;
 }
 
 /** The request lost its key to a takeover while it ran: its transaction is rolled back, the taker's result stands. */
@@ -277,33 +281,42 @@ export class Idempotency {
   }
 
   /**
-   * Runs a state-changing operation in the unit of work: `handler` gets the transaction it must write in and the
-   * effects it records. Sends the response itself (original or replay); errors are thrown on, with
-   * `Idempotency-Status` already set, for src/http/errors.ts.
+   * Runs a state-changing operation in the unit of work: `work` gets the transaction it must write in and the
+   * effects it records, and returns its response as sent. Answers with that response or the stored one replayed,
+   * or with the error to answer with; never throws.
    */
   async execute(
     request: WriteRequest,
     origin: WriteOrigin,
-    handler: (trx: Transaction<Database>, effects: Effects) => Promise<OperationResult>,
-  ): Promise<void> {
-    const { res } = request;
-    setIdempotencyStatus(res, 'bypassed');
-    const key = idempotencyKeyOf(request.headers);
-    if (key === undefined || request.credentialId === undefined) {
-      sendStored(res, await this.unitOfWork.run(origin, async (trx, fx) => renderResult(await handler(trx, fx))));
-      return;
+    work: (trx: Transaction<Database>, effects: Effects) => Promise<StoredResponse>,
+  ): Promise<IdempotentOutcome> {
+    const progress: Progress = { idempotency: 'bypassed' };
+    try {
+      const response = await this.run(progress, request, origin, work);
+      return { idempotency: progress.idempotency, response };
+    } catch (error) {
+      return { idempotency: progress.idempotency, error };
     }
+  }
+
+  private async run(
+    progress: Progress,
+    request: WriteRequest,
+    origin: WriteOrigin,
+    work: (trx: Transaction<Database>, effects: Effects) => Promise<StoredResponse>,
+  ): Promise<StoredResponse> {
+    const key = idempotencyKeyOf(request.headers);
+    if (key === undefined || request.credentialId === undefined) return this.unitOfWork.run(origin, work);
 
     const scope: IdempotencyScope = { credentialId: request.credentialId, operationId: request.operationId, key };
     const fingerprint = requestFingerprint(request.method, request.path, request.query, request.body);
-    const acquired = await this.acquire(res, scope, fingerprint);
+    const acquired = await this.acquire(progress, scope, fingerprint);
     if ('replay' in acquired) {
-      setIdempotencyStatus(res, 'cached');
+      progress.idempotency = 'cached';
       // A replay is a request too: an empty unit of work lets the sinks record it (its audit line, with the status
       // replayed) before it is answered; nothing else is pending, so nothing else is written.
       await this.unitOfWork.run({ ...origin, status: acquired.replay.status }, async () => undefined);
-      sendStored(res, acquired.replay);
-      return;
+      return acquired.replay;
     }
 
     const { claim } = acquired;
@@ -312,7 +325,7 @@ export class Idempotency {
       const stopRenewing = this.renewWhileRunning(scope, claim);
       try {
         stored = await this.unitOfWork.run(origin, async (trx, fx) => {
-          const response = renderResult(await handler(trx, fx));
+          const response = await work(trx, fx);
           if (!(await completeIdempotencyKey(trx, scope, claim, this.sealed(scope, response), new Date(this.now()))))
             throw new LockLostError();
           return response;
@@ -321,10 +334,10 @@ export class Idempotency {
         stopRenewing();
       }
     } catch (err) {
-      throw await this.afterFailure(res, scope, claim, err);
+      throw await this.afterFailure(progress, scope, claim, err);
     }
-    setIdempotencyStatus(res, 'created');
-    sendStored(res, stored);
+    progress.idempotency = 'created';
+    return stored;
   }
 
   /**
@@ -380,7 +393,7 @@ export class Idempotency {
 
   /** Claims the key, or finds the response to replay; throws 409/422 when neither is possible. */
   private async acquire(
-    res: Response,
+    progress: Progress,
     scope: IdempotencyScope,
     fingerprint: string,
   ): Promise<{ claim: IdempotencyClaim } | { replay: StoredResponse }> {
@@ -433,7 +446,7 @@ export class Idempotency {
         return { claim };
       }
     }
-    setIdempotencyStatus(res, 'processing');
+    progress.idempotency = 'processing';
     throw inProgress();
   }
 
@@ -442,36 +455,36 @@ export class Idempotency {
    * for replay in a statement of its own; anything else releases the key. Returns the error to throw on.
    */
   private async afterFailure(
-    res: Response,
+    progress: Progress,
     scope: IdempotencyScope,
     claim: IdempotencyClaim,
     err: unknown,
   ): Promise<unknown> {
     if (err instanceof LockLostError) {
-      setIdempotencyStatus(res, 'processing');
+      progress.idempotency = 'processing';
       return inProgress();
     }
-    const apiError = toApiError(err);
-    if (apiError && isStoredRejection(apiError)) {
+    const answer = this.options.errorAnswer(err);
+    if (answer && isStoredRejection(answer.error)) {
       const stored: StoredResponse = {
-        status: apiError.status,
-        headers: replayableHeaders(apiError.headers),
-        body: JSON.stringify(errorBody(apiError, this.options.publicUrl)),
+        status: answer.error.status,
+        headers: replayableHeaders(answer.error.headers),
+        body: JSON.stringify(answer.body),
       };
       try {
         if (await completeIdempotencyKey(this.db, scope, claim, this.sealed(scope, stored), new Date(this.now()))) {
-          setIdempotencyStatus(res, 'created');
+          progress.idempotency = 'created';
           return err;
         }
       } catch (storeErr) {
         this.options.logger?.warn('could not store an idempotent rejection', { error: (storeErr as Error)?.message });
         await this.release(scope, claim);
       }
-      setIdempotencyStatus(res, 'bypassed');
+      progress.idempotency = 'bypassed';
       return err;
     }
     await this.release(scope, claim);
-    setIdempotencyStatus(res, 'bypassed');
+    progress.idempotency = 'bypassed';
     return err;
   }
 

@@ -18,6 +18,8 @@ import { duplicateProduct as realDuplicate } from '../../handlers/catalog';
 import { createApp } from '../../src/app';
 import type { OperationHandler } from '../../src/http/handler';
 import { duplicateProduct as duplicateInDomain } from '../../src/domain/catalog/products';
+import { errorAnswer } from '../../src/http/errors';
+import { renderResult, sendOutcome } from '../../src/http/idempotency';
 import { Idempotency, type WriteRequest } from '../../src/platform/idempotency';
 import { UnitOfWork, type Work, type WriteOrigin } from '../../src/platform/unit-of-work';
 import { countWhere } from '../helpers/counts';
@@ -258,7 +260,7 @@ describe('through HTTP', () => {
   });
 });
 
-/** Enough of express's Response for Idempotency.execute. */
+/** Enough of express's Response for what the API sends of Idempotency.execute's outcome. */
 function fakeResponse() {
   const r = {
     statusCode: 0,
@@ -309,7 +311,7 @@ describe('the lease of a request in this process', () => {
   async function setUp(options: { leaseMs: number; lockTimeoutMs?: number }) {
     const s = await shopWithProduct();
     const unitOfWork = new GatedUnitOfWork(t.db);
-    const idempotency = new Idempotency(t.db, unitOfWork, { publicUrl: 'http://api.test', ...options });
+    const idempotency = new Idempotency(t.db, unitOfWork, { errorAnswer: errorAnswer('http://api.test'), ...options });
     const key = randomUUID();
     const origin: WriteOrigin = {
       shopId: s.shopId,
@@ -320,7 +322,6 @@ describe('the lease of a request in this process', () => {
     const execute = async () => {
       const res = fakeResponse();
       const request: WriteRequest = {
-        res: res as unknown as Response,
         headers: { 'idempotency-key': key },
         credentialId: s.credentialId,
         operationId: 'duplicateProduct',
@@ -330,10 +331,10 @@ describe('the lease of a request in this process', () => {
         body: undefined,
       };
       try {
-        await idempotency.execute(request, origin, async (trx) => ({
-          status: 201,
-          data: await duplicateInDomain(trx, s.shopId, s.productId),
-        }));
+        const outcome = await idempotency.execute(request, origin, async (trx) =>
+          renderResult({ status: 201, data: await duplicateInDomain(trx, s.shopId, s.productId) }),
+        );
+        sendOutcome(res as unknown as Response, outcome);
       } catch (err) {
         return { status: 'error', code: (err as { code?: string }).code, res } as Outcome;
       }

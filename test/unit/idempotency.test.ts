@@ -1,5 +1,6 @@
 // The pure parts of idempotency: which key a request names, and when two requests are "the same".
-import { canonicalJson, idempotencyKeyOf, renderResult, requestFingerprint } from '../../src/platform/idempotency';
+import { renderResult } from '../../src/http/idempotency';
+import { canonicalJson, idempotencyKeyOf, requestFingerprint } from '../../src/platform/idempotency';
 import { ValidationError } from '../../src/errors';
 
 describe('canonicalJson', () => {
