@@ -12,7 +12,7 @@ import { accessLog } from './http/access-log';
 import { createApi } from './http/api';
 import { docsRouter } from './http/docs';
 import { checkoutRouter } from './checkout/router';
-import { consentRouter } from './auth/consent-router';
+import { consentRouter } from './pages/consent/router';
 import { themePreviewRouter } from './themes/preview-router';
 import { analyticsDownloadRouter } from './analytics/download-router';
 import { errorAnswer, sendError } from './http/errors';

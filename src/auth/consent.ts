@@ -29,7 +29,6 @@ import { existingServerSecret, serverSecret } from '../../db/queries/server-secr
 import type { ReadDb } from '../../db/queries/shop-scope';
 import type { Database, OwnerSessionRow } from '../../db/tables';
 import { ApiError } from '../errors';
-import type { OperationResult } from '../http/handler';
 import { newId } from '../ids';
 import type { UnitOfWork } from '../platform/unit-of-work';
 import { consentPage, signInPage, type AuthorizationParams, authorizationParamNames } from './consent-pages';
@@ -199,7 +198,14 @@ function privateToAnotherShop(check: Extract<AuthorizationCheck, { ok: true }>, 
 
 // --- GET /dev/v1/oauth/authorize ----------------------------------------------------------------------------------
 
-const redirect = (location: string): OperationResult => ({
+/** The consent page's answer: an HTML page or a redirect (the operation's handler returns it as its result). */
+export interface AuthorizationPage {
+  status: number;
+  html: string;
+  headers: Record<string, string>;
+}
+
+const redirect = (location: string): AuthorizationPage => ({
   status: 302,
   html: '',
   headers: { ...pageSecurityHeaders, Location: location },
@@ -212,7 +218,7 @@ const redirect = (location: string): OperationResult => ({
 export async function authorizationPage(
   db: ReadDb,
   input: { query: Record<string, unknown>; cookie: string | string[] | undefined; secureCookies: boolean; now: Date },
-): Promise<OperationResult> {
+): Promise<AuthorizationPage> {
   const params = authorizationParams(input.query);
   if (!params) throw new ApiError('OAUTH_INVALID_CLIENT', 'Unknown OAuth client.');
   const checked = await checkRequest(db, params);

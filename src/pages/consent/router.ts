@@ -1,15 +1,16 @@
 // The hosted consent page's forms, outside /dev/v1 (the page itself is GET /dev/v1/oauth/authorize, an operation of
 // the contract): POST /oauth/sign-in, POST /oauth/consent (approve or deny), POST /oauth/sign-out. Each answers with
-// a redirect or an HTML page (src/auth/consent-pages.ts), never JSON. The rules live in src/auth/consent.ts.
+// a redirect or an HTML page (src/auth/consent-pages.ts), never JSON. The rules live in src/auth/consent.ts; this
+// router is the pages' HTTP side (forms, rate limit, page guard), so it sits with the other page routers, above http.
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { Kysely } from 'kysely';
-import type { Database } from '../../db/tables';
-import type { Services } from '../http/handler';
-import type { UnitOfWork } from '../platform/unit-of-work';
-import { ApiError } from '../errors';
-import type { RateLimiter } from '../http/rate-limit';
-import { guardPages, pageForm, refusalTitle } from '../http/page-guard';
-import { messagePage } from './consent-pages';
+import type { Database } from '../../../db/tables';
+import type { Services } from '../../http/handler';
+import type { UnitOfWork } from '../../platform/unit-of-work';
+import { ApiError } from '../../errors';
+import type { RateLimiter } from '../../http/rate-limit';
+import { guardPages, pageForm, refusalTitle } from '../../http/page-guard';
+import { messagePage } from '../../auth/consent-pages';
 import {
   authorizationParams,
   authorizePath,
@@ -25,7 +26,7 @@ import {
   signInAgainPage,
   signOut,
   type FormOrigin,
-} from './consent';
+} from '../../auth/consent';
 
 export interface ConsentRouterDeps {
   db: Kysely<Database>;
