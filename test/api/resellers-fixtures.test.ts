@@ -188,7 +188,9 @@ test('the CLI: `reseller tier create --default` in a real process', async () => 
   const cli = async (...args: string[]) => {
     try {
       const tsx = join(root, 'node_modules', '.bin', 'tsx');
-      return JSON.parse((await run(tsx, [join(root, 'src', 'cli.ts'), ...args, '--json'], { env, cwd: root })).stdout);
+      return JSON.parse(
+        (await run(tsx, [join(root, 'src', 'ops', 'cli.ts'), ...args, '--json'], { env, cwd: root })).stdout,
+      );
     } catch (err) {
       const e = err as { stdout?: string; stderr?: string };
       throw new Error(`cli ${args.join(' ')} failed: ${e.stdout ?? ''} ${e.stderr ?? ''}`, { cause: err });
