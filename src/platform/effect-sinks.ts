@@ -3,7 +3,7 @@
 import { auditSink } from './audit';
 import type { Clock } from './clock';
 import { eventsSink } from './events';
-import { mailSink } from './mail';
+import { mailSink } from '../mail/queue';
 import type { EffectSink } from './unit-of-work';
 
 export function defaultEffectSinks(clock: Clock): EffectSink[] {

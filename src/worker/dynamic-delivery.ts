@@ -18,7 +18,7 @@ import { shopById } from '../../db/queries/shops';
 import { shopDynamicSecret } from '../domain/orders/dynamic-delivery';
 import { mailDraft } from '../mail/templates';
 import { emitEvent } from '../platform/events';
-import { queueMail } from '../platform/mail';
+import { queueMail } from '../mail/queue';
 import { sendOutbound, type OutboundOutcome } from '../platform/outbound-http';
 import type { SecretBox } from '../platform/secret-box';
 import { signatureHeader } from '../platform/webhook-signature';

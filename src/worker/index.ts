@@ -5,7 +5,7 @@ import type { Database } from '../../db/tables';
 import type { Config } from '../config';
 import type { Logger } from '../logger';
 import { systemClock, type Clock } from '../platform/clock';
-import { mailJob } from '../platform/mail';
+import { mailJob } from './mail';
 import { loadSecretBox } from '../platform/secret-box';
 import { analyticsReportJob } from './analytics-reports';
 import { botNotificationJob } from './bot-notifications';

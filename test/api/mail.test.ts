@@ -1,7 +1,7 @@
-// Mail (src/platform/mail.ts): queued in the write's transaction (and gone with it when the write fails), sent
-// after commit through a real SMTP server (smtp-server on 127.0.0.1), retried on the documented back-off while the
-// server is down and then FAILED, RECORDED without SMTP_URL and listed by the CLI, and sent exactly once when
-// workers race for the same rows (real PostgreSQL only: PGlite has a single connection).
+// Mail (src/mail/queue.ts, src/worker/mail.ts): queued in the write's transaction (and gone with it when the write
+// fails), sent after commit through a real SMTP server (smtp-server on 127.0.0.1), retried on the documented back-off
+// while the server is down and then FAILED, RECORDED without SMTP_URL and listed by the CLI, and sent exactly once
+// when workers race for the same rows (real PostgreSQL only: PGlite has a single connection).
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -17,7 +17,8 @@ import type { Database, OutboundEmailRow } from '../../db/tables';
 import * as admin from '../../src/ops/admin';
 import { mailDraft, type ReceiptData } from '../../src/mail/templates';
 import { ManualClock } from '../../src/platform/clock';
-import { MAIL_MAX_ATTEMPTS, mailJob, mailRetrySchedule, mailSink, queueMail } from '../../src/platform/mail';
+import { mailSink, queueMail } from '../../src/mail/queue';
+import { MAIL_MAX_ATTEMPTS, mailJob, mailRetrySchedule } from '../../src/worker/mail';
 import { UnitOfWork, type EffectSink, type WriteOrigin } from '../../src/platform/unit-of-work';
 import { memoryLogger } from '../helpers/test-app';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database';
@@ -357,7 +358,7 @@ describe('without SMTP_URL', () => {
   }
 
   async function cli(env: NodeJS.ProcessEnv, ...args: string[]): Promise<string> {
-    const { stdout } = await run(tsx, [join(root, 'src', 'cli.ts'), ...args], { env, cwd: root });
+    const { stdout } = await run(tsx, [join(root, 'src', 'ops', 'cli.ts'), ...args], { env, cwd: root });
     return stdout;
   }
 

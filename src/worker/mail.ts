@@ -1,19 +1,14 @@
-// Mail: queued in the transaction of the change that sends it (an outbound_emails row, rendered there, so a
-// template error refuses the write instead of losing the message later), sent after commit by a worker job.
-// The job claims due rows with FOR UPDATE SKIP LOCKED and a lease, commits the claim, talks to the SMTP server
-// outside any transaction, then settles each row if its claim is still its own. Without SMTP_URL nothing is sent:
-// the rows are settled as RECORDED, and the table (readable with `npm run cli -- emails list`) is the record.
-// Delivery is at least once: a worker that dies, or loses its lease, after the server accepted a message and before
-// the row is settled sends it again once the lease runs out.
-import type { Kysely, Transaction } from 'kysely';
+// The mail job: sends the queued mail (src/mail/queue.ts) after commit. It claims due rows with FOR UPDATE SKIP
+// LOCKED and a lease, commits the claim, talks to the SMTP server outside any transaction, then settles each row if
+// its claim is still its own. Without SMTP_URL nothing is sent: the rows are settled as RECORDED, and the table
+// (readable with `npm run cli -- emails list`) is the record. Delivery is at least once: a worker that dies, or
+// loses its lease, after the server accepted a message and before the row is settled sends it again once the lease
+// runs out.
+import type { Kysely } from 'kysely';
 import nodemailer from 'nodemailer';
-import { claimDueEmails, insertEmail, markEmailAttemptFailed, markEmailSent } from '../../db/queries/outbound-emails';
+import { claimDueEmails, markEmailAttemptFailed, markEmailSent } from '../../db/queries/outbound-emails';
 import type { Database, OutboundEmailRow } from '../../db/tables';
-import { newId } from '../ids';
-import { renderMail } from '../mail/templates';
-import type { Job, JobContext } from '../worker/worker';
-import { systemClock, type Clock } from './clock';
-import type { EffectSink, MailDraft } from './unit-of-work';
+import type { Job, JobContext } from './worker';
 
 /** Wait before the next attempt after attempt 1, 2, 3, 4 failed: 1 min, 5 min, 30 min, 2 h. */
 export const mailRetrySchedule: readonly number[] = [60_000, 5 * 60_000, 30 * 60_000, 2 * 3_600_000];
@@ -27,46 +22,6 @@ export function mailRetryDelayMs(attemptsMade: number): number | undefined {
 
 /** last_error keeps this much of an error message. */
 const ERROR_CHARS = 1000;
-
-/**
- * Renders `message` and queues it for the shop inside `trx` (it commits, or rolls back, with the change that sent
- * it); due at `now`. Returns the new row's id (`eml_…`).
- */
-export async function queueMail(
-  trx: Transaction<Database>,
-  shopId: string,
-  message: MailDraft,
-  now: Date = systemClock.now(),
-): Promise<string> {
-  const rendered = renderMail(message.template, message.data);
-  const id = newId('eml');
-  await insertEmail(trx, shopId, {
-    id,
-    to_address: message.to,
-    template: message.template,
-    subject: rendered.subject,
-    html: rendered.html,
-    text: rendered.text,
-    status: 'QUEUED',
-    next_attempt_at: now,
-    created_at: now,
-  });
-  return id;
-}
-
-/** The effect sink of `Effects.mail`: queues each pending message for the writing shop. */
-export function mailSink(clock: Clock = systemClock): EffectSink {
-  return {
-    kinds: ['mail'],
-    async write(trx, effects, origin) {
-      if (effects.mail.length === 0) return;
-      const shopId = origin.shopId;
-      if (!shopId) throw new Error(`${origin.operationId} queued mail without a shop; mail is always a shop's`);
-      const now = clock.now();
-      for (const message of effects.mail) await queueMail(trx, shopId, message, now);
-    },
-  };
-}
 
 export interface MailJobOptions extends JobContext {
   /** smtp:// or smtps:// URL of the server to send through; unset: messages are RECORDED, not sent. */
