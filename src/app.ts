@@ -25,7 +25,7 @@ import { Idempotency } from './platform/idempotency';
 import { UnitOfWork, type EffectSink } from './platform/unit-of-work';
 import { ReadOnlyPlugin } from '../db/read-only';
 import { systemClock, type Clock } from './platform/clock';
-import { defaultEffectSinks } from './platform/effect-sinks';
+import { defaultEffectSinks } from './domain/effects';
 import { loadSecretBox } from './platform/secret-box';
 import { oauthMetadataPathInsertion, oauthServerMetadata } from './domain/account/oauth-metadata';
 

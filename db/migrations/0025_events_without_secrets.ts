@@ -1,4 +1,4 @@
-// Events hold no secret (src/views/event-data.ts): stored events of license:* held the license's key in clear, and
+// Events hold no secret (src/platform/event-data.ts): stored events of license:* held the license's key in clear, and
 // order events (order:completed) held the order's `license_keys` with their keys. This rewrites them as events are
 // written from now on: a license's `key` becomes `key_hint` (its last 5 characters, or null for a key under 20
 // characters), and `license_keys` leave the order and its items. Webhook deliveries keep no copy of the body (the

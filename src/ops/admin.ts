@@ -24,7 +24,7 @@ import { addBlacklistEntries, blacklistEntryTypes, normaliseEntry } from '../dom
 import { blacklistEntryView } from '../views/blacklist-entry';
 import type { BlacklistEntryType } from '../../db/tables';
 import { Effects, UnitOfWork } from '../platform/unit-of-work';
-import { defaultEffectSinks } from '../platform/effect-sinks';
+import { defaultEffectSinks } from '../domain/effects';
 import { completeInvoice } from '../domain/orders/completion';
 import { shopDynamicSecret } from '../domain/orders/dynamic-delivery';
 

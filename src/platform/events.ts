@@ -1,24 +1,39 @@
-// The events outbox. `emitEvent` records what happened, inside the transaction of the change it describes, and
+// The events outbox. `writeEvent` records what happened, inside the transaction of the change it describes, and
 // queues one delivery (with its first, PENDING, log entry) to every enabled endpoint of the shop subscribed to it.
 // A rolled-back transaction takes the event and its deliveries with it; a committed one is delivered by the worker
 // (src/worker/webhook-delivery.ts), at least once, whatever happens to this process.
+//
+// Features that must act on an event in its transaction (a marketing list's sync, a bot's message) are consumers
+// the writer is given, as the unit of work is given its effect sinks: the outbox knows no feature. The list is
+// named once, in src/domain/effects.ts, and every writer takes it from there.
 import type { Transaction } from 'kysely';
 import type { Database, EventRow } from '../../db/tables';
 import type { ShopRow } from '../../db/queries/shop-scope';
 import { insertEvent } from '../../db/queries/events';
 import { endpointsSubscribedTo } from '../../db/queries/webhook-endpoints';
 import { insertAttempts, insertDeliveries } from '../../db/queries/webhook-deliveries';
-import { queueBotNotifications } from '../domain/store/bot-notifications';
-import { emailMarketingOnEvent } from '../domain/store/email-marketing-sync';
 import { newId } from '../ids';
-import { eventData } from '../views/event-data';
 import type { Clock } from './clock';
 import { systemClock } from './clock';
+import { eventData } from './event-data';
 import type { EffectSink } from './unit-of-work';
 
+/**
+ * Hears every event written, in the transaction that writes it, after the event and its deliveries: `data` is what
+ * the event holds (secrets already left out). What it writes commits with the event or not at all.
+ */
+export type EventConsumer = (
+  trx: Transaction<Database>,
+  shopId: string,
+  event: EventRow,
+  data: unknown,
+) => Promise<unknown>;
+
 export interface EmitOptions {
+  /** Who hears the event (src/domain/effects.ts defaultEventConsumers); required, so no writer can skip them. */
+  consumers: readonly EventConsumer[];
   clock?: Clock;
-  /** Only this endpoint (a test event), whatever the others subscribe to. */
+  /** Only this endpoint (a test event), whatever the others subscribe to; no consumer hears a test event. */
   endpoint?: { id: string; url: string };
 }
 
@@ -30,12 +45,12 @@ export function eventBody(type: string, dataJson: string): string {
   return `{"event":${JSON.stringify(type)},"data":${dataJson}}`;
 }
 
-export async function emitEvent(
+export async function writeEvent(
   trx: Transaction<Database>,
   shopId: string,
   type: string,
   given: unknown,
-  options: EmitOptions = {},
+  options: EmitOptions,
 ): Promise<{ event: EventRow; attemptIds: string[] }> {
   const now = (options.clock ?? systemClock).now();
   // Here, where every event enters the outbox: no emitter can store or send a secret (a license key) by mistake.
@@ -46,12 +61,9 @@ export async function emitEvent(
     data: JSON.stringify(data),
     created_at: now,
   });
-  // Email-marketing sync: a new customer is queued for the shop's lists in this same transaction.
-  await emailMarketingOnEvent(trx, shopId, type, data, now);
   const endpoints = options.endpoint ? [options.endpoint] : await endpointsSubscribedTo(trx, shopId, type);
   const attemptIds = await queueDeliveries(trx, shopId, event, endpoints, now);
-  // Telegram messages to the shop's bot users whose switch for this event is on (not for a test event).
-  if (!options.endpoint) await queueBotNotifications(trx, shopId, event, data);
+  if (!options.endpoint) for (const consumer of options.consumers) await consumer(trx, shopId, event, data);
   return { event, attemptIds };
 }
 
@@ -125,14 +137,14 @@ export function queuedAttempt(a: {
   };
 }
 
-/** Writes the events a unit of work collected (`effects.emit`) through `emitEvent`, in its transaction. */
-export function eventsSink(clock: Clock = systemClock): EffectSink {
+/** Writes the events a unit of work collected (`effects.emit`) through `writeEvent`, in its transaction. */
+export function eventsSink(consumers: readonly EventConsumer[], clock: Clock = systemClock): EffectSink {
   return {
     kinds: ['events'],
     async write(trx, pending, origin) {
       if (pending.events.length === 0) return;
       if (!origin.shopId) throw new Error('an event needs a shop');
-      for (const e of pending.events) await emitEvent(trx, origin.shopId, e.type, e.data, { clock });
+      for (const e of pending.events) await writeEvent(trx, origin.shopId, e.type, e.data, { consumers, clock });
     },
   };
 }

@@ -17,7 +17,7 @@ import { orderByIdForUpdate, updateOrderItem } from '../../db/queries/orders';
 import { shopById } from '../../db/queries/shops';
 import { shopDynamicSecret } from '../domain/orders/dynamic-delivery';
 import { mailDraft } from '../mail/templates';
-import { emitEvent } from '../platform/events';
+import { emitEvent } from '../domain/effects';
 import { queueMail } from '../mail/queue';
 import { sendOutbound, type OutboundOutcome } from '../platform/outbound-http';
 import type { SecretBox } from '../platform/secret-box';

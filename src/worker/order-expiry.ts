@@ -12,7 +12,7 @@ import * as serials from '../../db/queries/serials';
 import type { Database, OrderRow } from '../../db/tables';
 import type { Logger } from '../logger';
 import type { Clock } from '../platform/clock';
-import { emitEvent } from '../platform/events';
+import { emitEvent } from '../domain/effects';
 import { orderView } from '../views/order';
 import { releaseWalletHoldOfOrder } from '../domain/orders/wallet-orders';
 import type { Job } from './worker';

@@ -13,7 +13,7 @@ import { notificationText, telegramTokenPattern } from '../../src/domain/store/b
 import { addBotUserAsOperator, createBotAsOperator } from '../../src/ops/marketing-admin';
 import { createStorefrontReview } from '../../src/ops/support-admin';
 import { ManualClock } from '../../src/platform/clock';
-import { emitEvent } from '../../src/platform/events';
+import { emitEvent } from '../../src/domain/effects';
 import { jsonAmount } from '../../src/platform/money';
 import { loadSecretBox } from '../../src/platform/secret-box';
 import {

@@ -15,7 +15,7 @@ import { emailMarketingKeyExists } from '../../db/queries/email-marketing-sync';
 import { customerForEmail } from '../../src/domain/customers/customers';
 import { emailMarketingApiKeyFrom, setEmailMarketingAsOperator } from '../../src/ops/marketing-admin';
 import { ManualClock } from '../../src/platform/clock';
-import { emitEvent } from '../../src/platform/events';
+import { emitEvent } from '../../src/domain/effects';
 import { loadSecretBox } from '../../src/platform/secret-box';
 import { emailMarketingSyncJob, RETRY_SCHEDULE_MS } from '../../src/worker/email-marketing-sync';
 import type { Job } from '../../src/worker/worker';

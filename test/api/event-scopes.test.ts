@@ -16,7 +16,7 @@ import { knownScopes } from '../../src/auth/scopes';
 import { eventReadScopes, webhookEventTypes } from '../../src/domain/webhooks/webhooks';
 import { newId } from '../../src/ids';
 import { ManualClock } from '../../src/platform/clock';
-import { emitEvent } from '../../src/platform/events';
+import { emitEvent } from '../../src/domain/effects';
 import { loadSecretBox } from '../../src/platform/secret-box';
 import { webhookDeliveryJob } from '../../src/worker/webhook-delivery';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { sql, type Kysely } from 'kysely';
 import * as m0026 from '../../db/migrations/0026_webhook_attempt_errors';
 import { ManualClock } from '../../src/platform/clock';
-import { emitEvent } from '../../src/platform/events';
+import { emitEvent } from '../../src/domain/effects';
 import { loadSecretBox } from '../../src/platform/secret-box';
 import { loadSpec } from '../../src/spec';
 import { attemptErrorCodes, webhookDeliveryJob } from '../../src/worker/webhook-delivery';

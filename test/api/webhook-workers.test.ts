@@ -12,7 +12,7 @@ import { Webhook } from 'standardwebhooks';
 import * as admin from '../../src/ops/admin';
 import { createWebhook } from '../../src/domain/webhooks/webhooks';
 import { systemClock } from '../../src/platform/clock';
-import { emitEvent } from '../../src/platform/events';
+import { emitEvent } from '../../src/domain/effects';
 import { loadSecretBox, type SecretBox } from '../../src/platform/secret-box';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database';
 

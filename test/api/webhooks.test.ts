@@ -7,7 +7,8 @@ import { Webhook } from 'standardwebhooks';
 import { sql } from 'kysely';
 import { loadConfig } from '../../src/config';
 import { ManualClock } from '../../src/platform/clock';
-import { emitEvent, eventsSink } from '../../src/platform/events';
+import { defaultEventConsumers, emitEvent } from '../../src/domain/effects';
+import { eventsSink } from '../../src/platform/events';
 import { loadSecretBox } from '../../src/platform/secret-box';
 import { UnitOfWork } from '../../src/platform/unit-of-work';
 import { MAX_ATTEMPTS, retrySchedule, webhookDeliveryJob } from '../../src/worker/webhook-delivery';
@@ -565,7 +566,7 @@ describe('the outbox is transactional', () => {
   test('a write that emits an event and then fails leaves no event and no delivery', async () => {
     await createEndpoint({ url: receiver.url, events: ['*'] });
     const before = { events: await count('events'), deliveries: await count('webhook_deliveries') };
-    const uow = new UnitOfWork(t.db, { sinks: [eventsSink(clock)] });
+    const uow = new UnitOfWork(t.db, { sinks: [eventsSink(defaultEventConsumers, clock)] });
     await expect(
       uow.run(
         { shopId: shop, credentialId: undefined, operationId: 'test', requestId: 'r' } as never,

@@ -22,7 +22,7 @@ import { startPreview } from '../../src/domain/themes/themes';
 import { newId, newUniqid } from '../../src/ids';
 import { Effects } from '../../src/platform/unit-of-work';
 import { systemClock } from '../../src/platform/clock';
-import { emitEvent } from '../../src/platform/events';
+import { emitEvent } from '../../src/domain/effects';
 import { loadSecretBox } from '../../src/platform/secret-box';
 import type { TestApp } from './test-app';
 

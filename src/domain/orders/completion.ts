@@ -140,7 +140,7 @@ export async function completeInvoice(
       currency: completed.currency,
     });
   const view = orderView(completed, deliveredItems, deps.checkoutBaseUrl);
-  // The event never holds keys (src/views/event-data.ts), so it takes the view before they are added.
+  // The event never holds keys (src/platform/event-data.ts), so it takes the view before they are added.
   effects.emit('order:completed', view);
   effects.audit({ action: 'order.completed', resourceType: 'order', resourceId: order.id, detail: { gateway } });
   return (await withLicenseKeys(trx, shopId, [{ view, items: deliveredItems }], deps.readerScopes ?? [], now))[0]!;

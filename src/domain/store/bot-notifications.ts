@@ -1,6 +1,6 @@
 // Telegram notifications to the users of a shop's bots: what makes their switches (PUT
-// /telegram/bots/{botId}/users/bulk/notifications) do something. emitEvent (src/platform/events.ts) calls
-// queueBotNotifications in the transaction of every event; for the events a switch names, one message is queued for
+// /telegram/bots/{botId}/users/bulk/notifications) do something. queueBotNotifications consumes every event in its
+// transaction (registered in src/domain/effects.ts); for the events a switch names, one message is queued for
 // each user of the shop's bots (with a token) whose switch is on, and the worker (src/worker/bot-notifications.ts)
 // sends them through the Telegram Bot API. A rolled-back change queues nothing; a switch turned off before the
 // event's transaction takes no message.

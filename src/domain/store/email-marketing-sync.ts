@@ -6,7 +6,7 @@
 // sealed with the secret box bound to the shop and the setting, and never returned, logged or audited.
 import type { Transaction } from 'kysely';
 import * as syncs from '../../../db/queries/email-marketing-sync';
-import type { Database } from '../../../db/tables';
+import type { Database, EventRow } from '../../../db/tables';
 import { ValidationError } from '../../errors';
 import { newId } from '../../ids';
 import { syncBlocker } from '../../platform/email-marketing-providers';
@@ -70,16 +70,15 @@ export async function queueCustomerSync(
   return settings.length;
 }
 
-/** The events outbox's hook (src/platform/events.ts emitEvent): a `customer:created` queues the customer's sync. */
+/** A consumer of the events outbox (src/domain/effects.ts): a `customer:created` queues the customer's sync. */
 export async function emailMarketingOnEvent(
   trx: Transaction<Database>,
   shopId: string,
-  type: string,
+  event: EventRow,
   data: unknown,
-  now: Date,
 ): Promise<void> {
-  if (type !== 'customer:created') return;
+  if (event.type !== 'customer:created') return;
   const customer = data as { id?: unknown; email?: unknown };
   if (typeof customer.id !== 'string' || typeof customer.email !== 'string') return;
-  await queueCustomerSync(trx, shopId, { id: customer.id, email: customer.email }, now);
+  await queueCustomerSync(trx, shopId, { id: customer.id, email: customer.email }, event.created_at);
 }

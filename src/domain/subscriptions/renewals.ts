@@ -19,7 +19,7 @@ import * as subscriptions from '../../../db/queries/subscriptions';
 import type { Database, SubscriptionRow } from '../../../db/tables';
 import { newId, newUniqid } from '../../ids';
 import type { Clock } from '../../platform/clock';
-import { emitEvent } from '../../platform/events';
+import { emitEvent } from '../effects';
 import { orderView } from '../../views/order';
 import { subscriptionView } from '../../views/subscription';
 import { priceOrder } from '../orders/pricing';

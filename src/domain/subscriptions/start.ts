@@ -10,7 +10,7 @@ import type { Transaction } from 'kysely';
 import * as subscriptions from '../../../db/queries/subscriptions';
 import type { Database, ItemDeliveryStatus, OrderItemRow, OrderRow, ProductRow } from '../../../db/tables';
 import { newId } from '../../ids';
-import { emitEvent } from '../../platform/events';
+import { emitEvent } from '../effects';
 import { subscriptionView } from '../../views/subscription';
 import { addInterval, billingOf } from './billing';
 

@@ -1,7 +1,8 @@
 // What an event keeps of the object it describes. Events are stored for good (GET /events), sent to every endpoint
 // subscribed to them and copied by receivers into their own logs, so no event holds a secret: a license key becomes
 // a `key_hint` (the EventLicense schema), and an order's `license_keys` (on the order and its items) are left out.
-// Every event passes through here on its way into the outbox (src/platform/events.ts emitEvent), whoever emits it;
+// Every event passes through here on its way into the outbox (src/platform/events.ts writeEvent), whoever emits it:
+// a rule of what the outbox may hold, so the writer applies it itself rather than trusting each caller to pass it in.
 // db/migrations/0025_events_without_secrets.ts did the same to the events stored before.
 
 type Json = Record<string, unknown>;
