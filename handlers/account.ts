@@ -13,7 +13,7 @@ export const getCapabilities: OperationHandler<'getCapabilities'> = async ({ db,
   data: await capabilitiesOf(db, auth),
 });
 
-// GET /oauth/authorize: the hosted consent page (HTML). Its forms post to src/auth/consent-router.ts.
+// GET /oauth/authorize: the hosted consent page (HTML). Its forms post to src/pages/consent/router.ts.
 export const startOAuthAuthorization: OperationHandler<'startOAuthAuthorization'> = async (ctx) =>
   authorizationPage(ctx.db, {
     query: ctx.query as Record<string, unknown>,

@@ -12,7 +12,7 @@ const layers: Array<[name: string, paths: string[]]> = [
   ['entry points', ['src/server.ts', 'src/app.ts', 'src/migrate.ts']],
   [
     'handlers, pages, worker, ops',
-    ['handlers', 'src/worker', 'src/ops', 'src/pages', 'src/checkout', 'src/themes', 'src/analytics'],
+    ['handlers', 'src/worker', 'src/ops', 'src/pages'],
   ],
   ['domain', ['src/domain']],
   // The request pipeline authenticates (src/http/api.ts calls src/auth): credentials, scopes and grants know no HTTP.

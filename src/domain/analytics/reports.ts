@@ -14,7 +14,7 @@
 //
 // download_url: `{PUBLIC_URL}/analytics-reports/{id}/download?shop=…&generation=…&expires=…&signature=…`, present
 // only while READY, valid one hour from the response that showed it; the signature is HMAC-SHA256 over shop, report,
-// generation and expiry with the server secret `analytics-downloads` (src/analytics/download-router.ts serves it).
+// generation and expiry with the server secret `analytics-downloads` (src/pages/analytics-download/router.ts serves it).
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Transaction } from 'kysely';
 import * as analytics from '../../../db/queries/analytics';

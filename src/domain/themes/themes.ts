@@ -39,7 +39,7 @@ import {
 /** How long a preview URL works (the contract: 1 hour). */
 export const previewLifetimeMs = 60 * 60 * 1000;
 
-/** Where preview pages are served (src/themes/preview-router.ts), outside /dev/v1. */
+/** Where preview pages are served (src/pages/theme-preview/router.ts), outside /dev/v1. */
 export const previewPathPrefix = '/theme-preview/';
 
 export const themeCursorList: CursorList<themes.ThemePageRow, ThemeView> = {

@@ -6,12 +6,12 @@
 // The body is the stored output: `text/csv` (or `application/json`) with `Content-Disposition: attachment`.
 import { Router, type NextFunction, type Request, type Response } from 'express';
 import type { Kysely } from 'kysely';
-import { analyticsReportById } from '../../db/queries/analytics';
-import type { Database } from '../../db/tables';
-import { contentTypeOf } from '../domain/analytics/figures';
-import { downloadKey, downloadSignatureValid } from '../domain/analytics/reports';
-import { ApiError, NotFoundError } from '../errors';
-import type { Clock } from '../platform/clock';
+import { analyticsReportById } from '../../../db/queries/analytics';
+import type { Database } from '../../../db/tables';
+import { contentTypeOf } from '../../domain/analytics/figures';
+import { downloadKey, downloadSignatureValid } from '../../domain/analytics/reports';
+import { ApiError, NotFoundError } from '../../errors';
+import type { Clock } from '../../platform/clock';
 
 export interface DownloadRouterDeps {
   db: Kysely<Database>;

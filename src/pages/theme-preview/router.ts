@@ -5,11 +5,11 @@
 // anything about the theme. Nothing is cached, indexed, framed or sent on as a referrer.
 import { Router, type Request, type Response } from 'express';
 import type { Kysely } from 'kysely';
-import { previewByTokenHash, storefrontProducts } from '../../db/queries/themes';
-import type { Database } from '../../db/tables';
-import { previewTokenHash } from '../domain/themes/themes';
-import type { Services } from '../http/handler';
-import { guardPages, refusalTitle } from '../http/page-guard';
+import { previewByTokenHash, storefrontProducts } from '../../../db/queries/themes';
+import type { Database } from '../../../db/tables';
+import { previewTokenHash } from '../../domain/themes/themes';
+import type { Services } from '../../http/handler';
+import { guardPages, refusalTitle } from '../../http/page-guard';
 import { previewGonePage, renderThemePage } from './render';
 
 const securityHeaders = {

@@ -3,8 +3,8 @@
 // the settings and the catalog goes through escapeHtml; links are kept only if they are storefront paths or https
 // addresses (the document schema already allows nothing else), and open nothing inside the preview.
 import escapeHtml from 'escape-html';
-import type { ThemeBase } from '../../db/tables';
-import { effectiveSettings } from '../domain/themes/bases';
+import type { ThemeBase } from '../../../db/tables';
+import { effectiveSettings } from '../../domain/themes/bases';
 
 const e = (value: unknown): string => escapeHtml(String(value ?? ''));
 

@@ -3,10 +3,10 @@
 // written by merchants and buyers.
 import Decimal from 'decimal.js';
 import escapeHtml from 'escape-html';
-import type { GatewayRow, OrderItemRow, OrderRow, PaymentAttemptRow, PaymentLinkRow } from '../../db/tables';
-import type { LinkUnavailable } from '../domain/payments/payment-link-orders';
-import { amountDue } from '../domain/orders/wallet-orders';
-import { decimalString } from '../platform/money';
+import type { GatewayRow, OrderItemRow, OrderRow, PaymentAttemptRow, PaymentLinkRow } from '../../../db/tables';
+import type { LinkUnavailable } from '../../domain/payments/payment-link-orders';
+import { amountDue } from '../../domain/orders/wallet-orders';
+import { decimalString } from '../../platform/money';
 
 const e = (value: unknown): string => escapeHtml(String(value ?? ''));
 
@@ -183,7 +183,7 @@ export interface SandboxPage {
   /** `/sandbox/checkout/<sessionId>`. */
   path: string;
   invoiceUrl: string;
-  /** The dispute buttons of a paid session (src/checkout/disputes.ts), already escaped HTML. */
+  /** The dispute buttons of a paid session (src/pages/checkout/disputes.ts), already escaped HTML. */
   disputeSection?: string;
 }
 

@@ -1,23 +1,23 @@
 // The hosted checkout (`/invoice/:uniqid`), payment-link pages (`/link/:uniqid`) and the SANDBOX gateway's own
 // payment page (`/sandbox/checkout/...`): HTML pages for buyers, outside the /dev/v1 API. The uniqid and the session id are the only credentials here.
 import { Router, type Request, type RequestHandler, type Response } from 'express';
-import { activeGateways } from '../../db/queries/gateways';
-import { attachmentForDownload, itemsOfOrders, orderByUniqid } from '../../db/queries/orders';
-import { attemptsOfOrder } from '../../db/queries/payment-attempts';
-import { paymentLinkByUniqid, variantOfProduct } from '../../db/queries/payment-links';
-import { productById } from '../../db/queries/products';
-import { shopById } from '../../db/queries/shops';
-import { canonicalIp } from '../domain/customers/blacklist';
+import { activeGateways } from '../../../db/queries/gateways';
+import { attachmentForDownload, itemsOfOrders, orderByUniqid } from '../../../db/queries/orders';
+import { attemptsOfOrder } from '../../../db/queries/payment-attempts';
+import { paymentLinkByUniqid, variantOfProduct } from '../../../db/queries/payment-links';
+import { productById } from '../../../db/queries/products';
+import { shopById } from '../../../db/queries/shops';
+import { canonicalIp } from '../../domain/customers/blacklist';
 import {
   linkUnavailability,
   orderFromPaymentLink,
   PaymentLinkUnavailable,
-} from '../domain/payments/payment-link-orders';
-import { ApiError } from '../errors';
-import { guardPages, pageForm, refusalTitle } from '../http/page-guard';
-import { idShape, uniqidShape } from '../ids';
-import { sandboxSessionShape } from '../domain/payments/gateways';
-import { checkoutUrl } from '../views/order';
+} from '../../domain/payments/payment-link-orders';
+import { ApiError } from '../../errors';
+import { guardPages, pageForm, refusalTitle } from '../../http/page-guard';
+import { idShape, uniqidShape } from '../../ids';
+import { sandboxSessionShape } from '../../domain/payments/gateways';
+import { checkoutUrl } from '../../views/order';
 import {
   deliveredFiles,
   invoicePage,
@@ -251,7 +251,7 @@ export function checkoutRouter(deps: CheckoutDeps): Router {
       }),
     );
   }
-  // The gateway disputes a paid session's order, and decides the dispute (src/checkout/disputes.ts).
+  // The gateway disputes a paid session's order, and decides the dispute (src/pages/checkout/disputes.ts).
   const field = (req: Request, name: string): string | undefined => {
     const v = ((req.body ?? {}) as Record<string, unknown>)[name];
     return typeof v === 'string' ? v.trim().toUpperCase() : undefined;

@@ -4,9 +4,9 @@
 // for paying; the rules are those of src/domain/support/disputes.ts, in one unit of work with their events.
 import escapeHtml from 'escape-html';
 import type { Kysely } from 'kysely';
-import { orderById } from '../../db/queries/orders';
-import type { Database, PaymentAttemptRow } from '../../db/tables';
-import { closeOrderDispute, disputeOutcomes, disputeReasons, openDispute } from '../domain/support/disputes';
+import { orderById } from '../../../db/queries/orders';
+import type { Database, PaymentAttemptRow } from '../../../db/tables';
+import { closeOrderDispute, disputeOutcomes, disputeReasons, openDispute } from '../../domain/support/disputes';
 import { CheckoutRefusal, checkoutOrigin, SANDBOX, sandboxSession, type CheckoutDeps } from './payments';
 
 const e = (value: unknown): string => escapeHtml(String(value ?? ''));

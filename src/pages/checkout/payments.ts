@@ -2,25 +2,25 @@
 // settle the attempt when the gateway reports it paid or failed. An invoice may have several attempts (the buyer
 // retries, or comes back to an old tab); the order's row lock decides which payment completes it, once.
 import type { Kysely, Transaction } from 'kysely';
-import { orderByIdForUpdate, orderByUniqid, updateOrder } from '../../db/queries/orders';
-import { gatewayByCode } from '../../db/queries/gateways';
+import { orderByIdForUpdate, orderByUniqid, updateOrder } from '../../../db/queries/orders';
+import { gatewayByCode } from '../../../db/queries/gateways';
 import {
   attemptByIdForUpdate,
   attemptBySession,
   insertPaymentAttempt,
   updatePaymentAttempt,
-} from '../../db/queries/payment-attempts';
-import { shopById } from '../../db/queries/shops';
-import type { Database, OrderRow, PaymentAttemptRow } from '../../db/tables';
-import { admitBuyer } from '../domain/customers/buyers';
-import { adapterFor } from '../domain/payments/gateways';
-import { completeInvoice } from '../domain/orders/completion';
-import { amountDue } from '../domain/orders/wallet-orders';
-import type { Services } from '../http/handler';
-import { newId } from '../ids';
-import { decimalString } from '../platform/money';
-import type { Effects, UnitOfWork, WriteOrigin } from '../platform/unit-of-work';
-import { checkoutUrl } from '../views/order';
+} from '../../../db/queries/payment-attempts';
+import { shopById } from '../../../db/queries/shops';
+import type { Database, OrderRow, PaymentAttemptRow } from '../../../db/tables';
+import { admitBuyer } from '../../domain/customers/buyers';
+import { adapterFor } from '../../domain/payments/gateways';
+import { completeInvoice } from '../../domain/orders/completion';
+import { amountDue } from '../../domain/orders/wallet-orders';
+import type { Services } from '../../http/handler';
+import { newId } from '../../ids';
+import { decimalString } from '../../platform/money';
+import type { Effects, UnitOfWork, WriteOrigin } from '../../platform/unit-of-work';
+import { checkoutUrl } from '../../views/order';
 
 export const SANDBOX = 'SANDBOX';
 
