@@ -10,10 +10,7 @@ const root = resolve(__dirname, '../..');
 // Top to bottom. A file belongs to the first entry whose path it equals or lies under.
 const layers: Array<[name: string, paths: string[]]> = [
   ['entry points', ['src/server.ts', 'src/app.ts', 'src/migrate.ts']],
-  [
-    'handlers, pages, worker, ops',
-    ['handlers', 'src/worker', 'src/ops', 'src/pages'],
-  ],
+  ['handlers, pages, worker, ops', ['handlers', 'src/worker', 'src/ops', 'src/pages']],
   ['domain', ['src/domain']],
   // The request pipeline authenticates (src/http/api.ts calls src/auth): credentials, scopes and grants know no HTTP.
   ['http', ['src/http']],
