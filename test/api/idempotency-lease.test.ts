@@ -23,6 +23,12 @@ import { renderResult, sendOutcome } from '../../src/http/idempotency';
 import { Idempotency, type WriteRequest } from '../../src/platform/idempotency';
 import { UnitOfWork, type Work, type WriteOrigin } from '../../src/platform/unit-of-work';
 import { countWhere } from '../helpers/counts';
+import {
+  duplicateUrl,
+  productCount as productCountOf,
+  shopWithProduct as shopWithProductOf,
+  type IdempotencyShop,
+} from '../helpers/idempotency-shop';
 import { bearer, contractClient, startTestApp, type Agent, type TestApp } from '../helpers/test-app';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -57,22 +63,9 @@ afterEach(() => {
   duplicate = realDuplicate;
 });
 
-interface Shop {
-  shopId: string;
-  key: string;
-  credentialId: string;
-  productId: string;
-}
-
-async function shopWithProduct(): Promise<Shop> {
-  const shopId = await t.createShop({ plan: 'business' });
-  const { id: credentialId, key } = await t.createKey(shopId, ['*']);
-  const { products } = await t.seed(shopId, { products: [{ title: 'Widget', price: '1.00' }] });
-  return { shopId, key, credentialId, productId: products[0]! };
-}
-
-const productCount = (shopId: string) => countWhere(t.db, 'products', 'shop_id', shopId);
-const duplicateUrl = (productId: string) => `/dev/v1/products/${productId}/duplicate`;
+type Shop = IdempotencyShop;
+const shopWithProduct = () => shopWithProductOf(t);
+const productCount = (shopId: string) => productCountOf(t, shopId);
 const post = (client: Agent, s: Shop, key: string) =>
   client.post(duplicateUrl(s.productId)).set(bearer(s.key)).set('Idempotency-Key', key);
 

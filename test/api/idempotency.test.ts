@@ -10,6 +10,12 @@ import { NotFoundError } from '../../src/errors';
 import type { OperationHandler } from '../../src/http/handler';
 import { purgeExpiredIdempotencyKeys, requestFingerprint } from '../../src/platform/idempotency';
 import { countWhere } from '../helpers/counts';
+import {
+  duplicateUrl,
+  productCount as productCountOf,
+  shopWithProduct as shopWithProductOf,
+  type IdempotencyShop,
+} from '../helpers/idempotency-shop';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
 
 const HOUR = 60 * 60 * 1000;
@@ -29,24 +35,10 @@ afterEach(() => {
   duplicate = realDuplicate;
 });
 
-interface Shop {
-  shopId: string;
-  key: string;
-  credentialId: string;
-  productId: string;
-}
-
-async function shopWithProduct(): Promise<Shop> {
-  const shopId = await t.createShop({ plan: 'business' });
-  const { id: credentialId, key } = await t.createKey(shopId, ['*']);
-  const { products } = await t.seed(shopId, { products: [{ title: 'Widget', price: '1.00' }] });
-  return { shopId, key, credentialId, productId: products[0]! };
-}
-
-const productCount = (shopId: string) => countWhere(t.db, 'products', 'shop_id', shopId);
+type Shop = IdempotencyShop;
+const shopWithProduct = () => shopWithProductOf(t);
+const productCount = (shopId: string) => productCountOf(t, shopId);
 const keyRows = (credentialId: string) => countWhere(t.db, 'idempotency_keys', 'credential_id', credentialId);
-
-const duplicateUrl = (productId: string) => `/dev/v1/products/${productId}/duplicate`;
 
 /**
  * A `processing` record of a duplicate request claimed `ageMs` ago, whose lease is still held (a running request)
