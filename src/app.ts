@@ -63,6 +63,7 @@ export async function createApp(options: AppOptions): Promise<express.Express> {
   const clock = options.clock ?? systemClock;
   const secrets = await loadSecretBox(db, config.webhookSecretsKey);
   const unitOfWork = new UnitOfWork(db, {
+    clock,
     statementTimeoutMs: config.statementTimeoutMs,
     sinks: options.effectSinks ?? defaultEffectSinks(clock),
     logger,

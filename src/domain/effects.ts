@@ -8,7 +8,8 @@ import { mailSink } from '../mail/queue';
 import { auditSink } from '../platform/audit';
 import type { Clock } from '../platform/clock';
 import { eventsSink, writeEvent, type EmitOptions, type EventConsumer } from '../platform/events';
-import type { EffectSink } from '../platform/unit-of-work';
+import { writeWithin, type EffectSink, type ShopWrite } from '../platform/unit-of-work';
+import { newId } from '../ids';
 import { queueBotNotifications } from './store/bot-notifications';
 import { emailMarketingOnEvent } from './store/email-marketing-sync';
 
@@ -29,7 +30,7 @@ export function emitEvent(
   shopId: string,
   type: string,
   data: unknown,
-  options: Omit<EmitOptions, 'consumers'> = {},
+  options: Omit<EmitOptions, 'consumers'>,
 ) {
   return writeEvent(trx, shopId, type, data, { ...options, consumers: defaultEventConsumers });
 }
@@ -37,4 +38,19 @@ export function emitEvent(
 /** The sinks of every unit of work: one list for the API, the checkout and the command line. */
 export function defaultEffectSinks(clock: Clock): EffectSink[] {
   return [eventsSink(defaultEventConsumers, clock), mailSink(clock), auditSink()];
+}
+
+/**
+ * A shop write in a transaction a worker opened (it claimed its row there, with SKIP LOCKED): the work gets its
+ * ShopWrite, and its effects go through the default sinks before the worker commits, as an API write's would.
+ */
+export function workerWrite<T>(
+  trx: Transaction<Database>,
+  shopId: string,
+  job: string,
+  clock: Clock,
+  work: (w: ShopWrite) => Promise<T>,
+): Promise<T> {
+  const origin = { shopId, credentialId: undefined, operationId: job, requestId: newId('req') };
+  return writeWithin(trx, origin, clock, defaultEffectSinks(clock), work);
 }

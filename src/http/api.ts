@@ -4,7 +4,7 @@
 // thrown inside openapi-backend skips its own post-response hook.
 import type { Request, Response } from 'express';
 import OpenAPIBackend, { type Context, type Document } from 'openapi-backend';
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../db/tables';
 import { authenticate, type AuthContext } from '../auth/authenticate';
 import { fullAccessScope, hasScope } from '../auth/scopes';
@@ -214,7 +214,14 @@ export async function createApi(options: ApiOptions) {
         requestId: res.locals.requestId as string,
         db: readDb,
         effects: undefined,
+        write: undefined,
       } as unknown as OperationContext;
+      // A write's context: its transaction and effects, for the caller's shop (a public OAuth write acts for none).
+      const writing = (trx: Transaction<Database>, effects: Effects) => ({
+        db: trx,
+        effects,
+        write: auth ? unitOfWork.shopWrite(trx, auth.shop.id, effects) : undefined,
+      });
       const run = handler as (ctx: OperationContext) => Promise<OperationResult>;
       if (!writeMethods.has(method)) {
         send(res, await run(ctx));
@@ -228,7 +235,11 @@ export async function createApi(options: ApiOptions) {
         const origin = originFor(c, req, res, auth)!;
         origin.status = 200;
         const effects = new Effects();
-        const result = await run(Object.assign(ctx, { db, effects, inlineAudit: acceptedEntry(origin, 200) }));
+        const result = await run(
+          Object.assign(ctx, writing(db as unknown as Transaction<Database>, effects), {
+            inlineAudit: acceptedEntry(origin, 200),
+          }),
+        );
         if (Object.values(effects.pending).some((list: unknown[]) => list.length > 0))
           throw new Error(`${operationId} runs as a single statement but queued side effects`);
         send(res, result);
@@ -251,7 +262,7 @@ export async function createApi(options: ApiOptions) {
         },
         origin,
         async (trx, effects) => {
-          const result = await run(Object.assign(ctx, { db: trx, effects }));
+          const result = await run(Object.assign(ctx, writing(trx, effects)));
           // The status the response has (renderResult's), known to the sinks before commit: the audit line's.
           origin.status = result.status ?? 200;
           return renderResult(result);

@@ -9,7 +9,7 @@ import type { Logger } from '../logger';
 import type { CursorCodec, Page } from '../platform/cursor';
 import type { operations as Ops } from '../generated/api-types';
 import type { OperationId, operations as operationTable } from '../generated/operations';
-import type { Effects } from '../platform/unit-of-work';
+import type { Effects, ShopWrite } from '../platform/unit-of-work';
 import type { Clock } from '../platform/clock';
 import type { SecretBox } from '../platform/secret-box';
 import type { NewAuditEntry } from '../../db/queries/audit-entries';
@@ -51,6 +51,11 @@ export interface OperationContext<Id extends OperationId = OperationId> {
   db: DbFor<Id>;
   /** Side effects (events, mail, audit) committed with the change; only writes have them. */
   effects: IsWrite<Id> extends true ? Effects : undefined;
+  /**
+   * The write of the caller's shop (transaction, shop id, effects, clock): what every domain write function takes.
+   * Only writes have it (the public OAuth writes, which act for no shop, neither).
+   */
+  write: IsWrite<Id> extends true ? ShopWrite : undefined;
   services: Services;
   requestId: string;
   /**

@@ -5,7 +5,7 @@ import type { Transaction } from 'kysely';
 import { insertEmail } from '../../db/queries/outbound-emails';
 import type { Database } from '../../db/tables';
 import { newId } from '../ids';
-import { systemClock, type Clock } from '../platform/clock';
+import type { Clock } from '../platform/clock';
 import type { EffectSink, MailDraft } from '../platform/unit-of-work';
 import { renderMail } from './templates';
 
@@ -17,7 +17,7 @@ export async function queueMail(
   trx: Transaction<Database>,
   shopId: string,
   message: MailDraft,
-  now: Date = systemClock.now(),
+  now: Date,
 ): Promise<string> {
   const rendered = renderMail(message.template, message.data);
   const id = newId('eml');
@@ -36,7 +36,7 @@ export async function queueMail(
 }
 
 /** The effect sink of `Effects.mail`: queues each pending message for the writing shop. */
-export function mailSink(clock: Clock = systemClock): EffectSink {
+export function mailSink(clock: Clock): EffectSink {
   return {
     kinds: ['mail'],
     async write(trx, effects, origin) {

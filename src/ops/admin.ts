@@ -23,7 +23,7 @@ import { createOrder } from '../domain/orders/create-order';
 import { addBlacklistEntries, blacklistEntryTypes, normaliseEntry } from '../domain/customers/blacklist';
 import { blacklistEntryView } from '../views/blacklist-entry';
 import type { BlacklistEntryType } from '../../db/tables';
-import { Effects, UnitOfWork } from '../platform/unit-of-work';
+import { Effects, UnitOfWork, type ShopWrite } from '../platform/unit-of-work';
 import { defaultEffectSinks } from '../domain/effects';
 import { completeInvoice } from '../domain/orders/completion';
 import { shopDynamicSecret } from '../domain/orders/dynamic-delivery';
@@ -352,13 +352,14 @@ export function operatorWrite<T>(
   db: Kysely<Database>,
   shopId: string,
   operationId: string,
-  work: (trx: Transaction<Database>, effects: Effects) => Promise<T>,
+  work: (w: ShopWrite) => Promise<T>,
 ): Promise<T> {
   const config = loadConfig();
   return new UnitOfWork(db, {
+    clock: systemClock,
     statementTimeoutMs: config.statementTimeoutMs,
     sinks: defaultEffectSinks(systemClock),
-  }).run({ shopId, credentialId: undefined, operationId, requestId: newId('req') }, work);
+  }).write({ shopId, credentialId: undefined, operationId, requestId: newId('req') }, work);
 }
 
 /** `--items PROD_ID:2,PROD_ID[/VARIANT_ID]:1` -> order items. */
@@ -383,7 +384,7 @@ export async function placeOrder(
     ...(input.coupon ? { coupon_code: input.coupon } : {}),
     ...(input.title ? { title: input.title } : {}),
   };
-  return operatorWrite(db, input.shopId, 'cli:order create', (trx, effects) =>
+  return operatorWrite(db, input.shopId, 'cli:order create', ({ trx, effects }) =>
     createOrder(trx, input.shopId, body, effects, {
       clock: systemClock,
       checkoutBaseUrl: config.checkoutBaseUrl,
@@ -399,7 +400,7 @@ export async function completeOrderAsOperator(
 ) {
   await shopOrFail(db, input.shopId);
   const config = loadConfig();
-  return operatorWrite(db, input.shopId, 'cli:order complete', (trx, effects) =>
+  return operatorWrite(db, input.shopId, 'cli:order complete', ({ trx, effects }) =>
     completeInvoice(trx, input.shopId, input.orderId, { suppressEmails: input.suppressEmails === true }, effects, {
       clock: systemClock,
       checkoutBaseUrl: config.checkoutBaseUrl,

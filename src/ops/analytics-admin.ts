@@ -11,7 +11,7 @@ export async function createReportAsOperator(
   input: { shopId: string; name: string; type: string; format?: string },
 ): Promise<AnalyticsReportView> {
   if (!(await shopById(db, input.shopId))) throw new AdminError(`No shop with id ${input.shopId}`);
-  const row = await operatorWrite(db, input.shopId, 'cli:report create', async (trx, effects) => {
+  const row = await operatorWrite(db, input.shopId, 'cli:report create', async ({ trx, effects }) => {
     const report = await createReport(
       trx,
       input.shopId,

@@ -58,7 +58,7 @@ export async function setEmailMarketingAsOperator(
   await requireShop(db, input.shopId);
   const box = input.apiKey === undefined ? undefined : await loadSecretBox(db, loadConfig().webhookSecretsKey);
   const row = await asOptions(() =>
-    operatorWrite(db, input.shopId, 'cli:email-marketing set', async (trx) => {
+    operatorWrite(db, input.shopId, 'cli:email-marketing set', async ({ trx }) => {
       const now = systemClock.now();
       const setting = await setEmailMarketing(
         trx,
@@ -109,7 +109,7 @@ export async function createBotAsOperator(
   await requireShop(db, input.shopId);
   const secrets = input.token === undefined ? undefined : await loadSecretBox(db, loadConfig().webhookSecretsKey);
   const bot = await asOptions(() =>
-    operatorWrite(db, input.shopId, 'cli:bot create', async (trx) => {
+    operatorWrite(db, input.shopId, 'cli:bot create', async ({ trx }) => {
       const now = systemClock.now();
       const created = await createBot(trx, input.shopId, { username: input.username, name: input.name ?? null }, now);
       if (input.token !== undefined) await setBotToken(trx, input.shopId, created.id, input.token, secrets!, now);
@@ -148,7 +148,7 @@ export async function addBotUserAsOperator(
   await requireShop(db, input.shopId);
   const notifications = parseSwitchesOff(input.off);
   const [user] = await asOptions(() =>
-    operatorWrite(db, input.shopId, 'cli:bot user add', (trx) =>
+    operatorWrite(db, input.shopId, 'cli:bot user add', ({ trx }) =>
       addBotUsers(
         trx,
         input.shopId,

@@ -107,7 +107,7 @@ export async function revokeApp(db: Kysely<Database>, clientId: string) {
   const grants = await liveGrantsOfClient(db, clientId, undefined);
   // Each shop's grants in that shop's own unit of work, so each shop's audit trail records it.
   for (const g of grants) {
-    await operatorWrite(db, g.shop_id, 'cli:app revoke', (trx) =>
+    await operatorWrite(db, g.shop_id, 'cli:app revoke', ({ trx }) =>
       revokeGrantFamily(trx, g.shop_id, g.id, 'app_revoked', now),
     );
   }
@@ -119,7 +119,7 @@ export async function uninstallApp(db: Kysely<Database>, input: { shopId: string
   if (!(await shopById(db, input.shopId))) throw new AdminError(`No shop with id ${input.shopId}`);
   if (!(await clientById(db, input.clientId))) throw new AdminError(`No app with client id ${input.clientId}`);
   const now = systemClock.now();
-  const count = await operatorWrite(db, input.shopId, 'cli:app uninstall', async (trx) => {
+  const count = await operatorWrite(db, input.shopId, 'cli:app uninstall', async ({ trx }) => {
     const grants = await liveGrantsOfClient(trx, input.clientId, input.shopId);
     for (const g of grants) await revokeGrantFamily(trx, input.shopId, g.id, 'revoked_by_operator', now);
     return grants.length;

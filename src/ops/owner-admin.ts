@@ -25,7 +25,7 @@ export async function createOwner(
   const passwordHash = await hashPassword(input.password);
   const id = newId('own');
   try {
-    await operatorWrite(db, input.shopId, 'cli:owner create', (trx) =>
+    await operatorWrite(db, input.shopId, 'cli:owner create', ({ trx }) =>
       insertOwnerAccount(trx, input.shopId, { id, email, password_hash: passwordHash }),
     );
   } catch (err) {

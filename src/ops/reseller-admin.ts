@@ -44,7 +44,7 @@ export async function createTierAsOperator(db: Kysely<Database>, input: TierComm
   await requireShop(db, input.shopId);
   const orders = wholeNumber(input.orders, 'orders');
   const sortOrder = wholeNumber(input.sortOrder, 'sort-order');
-  const tier = await operatorWrite(db, input.shopId, 'cli:reseller tier create', async (trx, effects) => {
+  const tier = await operatorWrite(db, input.shopId, 'cli:reseller tier create', async ({ trx, effects }) => {
     const row = await createTier(
       trx,
       input.shopId,
@@ -81,7 +81,7 @@ export async function moveResellerAsOperator(
 ) {
   await requireShop(db, input.shopId);
   const fn = { accept: acceptInvitation, approve: approveApplication, reject: rejectReseller }[move];
-  return operatorWrite(db, input.shopId, `cli:reseller ${move}`, async (trx, effects) => {
+  return operatorWrite(db, input.shopId, `cli:reseller ${move}`, async ({ trx, effects }) => {
     const id = await resellerIdByEmail(trx, input.shopId, input.email);
     const view = await fn(trx, input.shopId, id, systemClock.now());
     effects.audit({ action: moveAction[move], resourceType: 'reseller', resourceId: id });
@@ -95,7 +95,7 @@ export async function applyResellerAsOperator(
   input: { shopId: string; email: string; note?: string },
 ) {
   await requireShop(db, input.shopId);
-  return operatorWrite(db, input.shopId, 'cli:reseller apply', async (trx, effects) => {
+  return operatorWrite(db, input.shopId, 'cli:reseller apply', async ({ trx, effects }) => {
     const view = await applyAsReseller(trx, input.shopId, input, effects, systemClock.now());
     effects.audit({ action: 'reseller.applied', resourceType: 'reseller', resourceId: view.id });
     return view;

@@ -39,7 +39,7 @@ export async function openSandboxDispute(
 ) {
   await requireShop(db, input.shopId);
   return asOptions(() =>
-    operatorWrite(db, input.shopId, 'cli:dispute open', (trx, effects) =>
+    operatorWrite(db, input.shopId, 'cli:dispute open', ({ trx, effects }) =>
       openDispute(
         trx,
         input.shopId,
@@ -59,7 +59,7 @@ export async function closeSandboxDispute(
 ) {
   await requireShop(db, input.shopId);
   return asOptions(() =>
-    operatorWrite(db, input.shopId, 'cli:dispute close', (trx, effects) =>
+    operatorWrite(db, input.shopId, 'cli:dispute close', ({ trx, effects }) =>
       closeDispute(
         trx,
         input.shopId,
@@ -80,7 +80,7 @@ export async function createStorefrontReview(
   await requireShop(db, input.shopId);
   if (!/^[1-5]$/.test(input.rating)) throw new AdminError('--rating must be a whole number from 1 to 5');
   return asOptions(() =>
-    operatorWrite(db, input.shopId, 'cli:review create', (trx, effects) =>
+    operatorWrite(db, input.shopId, 'cli:review create', ({ trx, effects }) =>
       createReview(
         trx,
         input.shopId,
@@ -104,7 +104,7 @@ export async function createStorefrontTicket(
 ) {
   await requireShop(db, input.shopId);
   return asOptions(() =>
-    operatorWrite(db, input.shopId, 'cli:ticket create', (trx, effects) =>
+    operatorWrite(db, input.shopId, 'cli:ticket create', ({ trx, effects }) =>
       createTicket(
         trx,
         input.shopId,

@@ -14,7 +14,6 @@ import { endpointsSubscribedTo } from '../../db/queries/webhook-endpoints';
 import { insertAttempts, insertDeliveries } from '../../db/queries/webhook-deliveries';
 import { newId } from '../ids';
 import type { Clock } from './clock';
-import { systemClock } from './clock';
 import { eventData } from './event-data';
 import type { EffectSink } from './unit-of-work';
 
@@ -32,7 +31,7 @@ export type EventConsumer = (
 export interface EmitOptions {
   /** Who hears the event (src/domain/effects.ts defaultEventConsumers); required, so no writer can skip them. */
   consumers: readonly EventConsumer[];
-  clock?: Clock;
+  clock: Clock;
   /** Only this endpoint (a test event), whatever the others subscribe to; no consumer hears a test event. */
   endpoint?: { id: string; url: string };
 }
@@ -52,7 +51,7 @@ export async function writeEvent(
   given: unknown,
   options: EmitOptions,
 ): Promise<{ event: EventRow; attemptIds: string[] }> {
-  const now = (options.clock ?? systemClock).now();
+  const now = options.clock.now();
   // Here, where every event enters the outbox: no emitter can store or send a secret (a license key) by mistake.
   const data = eventData(type, given);
   const event = await insertEvent(trx, shopId, {
@@ -138,7 +137,7 @@ export function queuedAttempt(a: {
 }
 
 /** Writes the events a unit of work collected (`effects.emit`) through `writeEvent`, in its transaction. */
-export function eventsSink(consumers: readonly EventConsumer[], clock: Clock = systemClock): EffectSink {
+export function eventsSink(consumers: readonly EventConsumer[], clock: Clock): EffectSink {
   return {
     kinds: ['events'],
     async write(trx, pending, origin) {

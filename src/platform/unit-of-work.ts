@@ -7,6 +7,7 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../db/tables';
 import { ApiError } from '../errors';
 import type { Logger } from '../logger';
+import type { Clock } from './clock';
 
 /** An event for the outbox (delivered to webhooks after commit). */
 export interface EventDraft {
@@ -50,6 +51,25 @@ export class Effects {
   audit(entry: AuditDraft): void {
     this.pending.audit.push(entry);
   }
+}
+
+/**
+ * One write for one shop, the single value every write function takes: the transaction it must run in, the shop
+ * it writes for, what it records beside its change (committed with it, in that transaction) and its time. `now`
+ * is read once from the clock when the write begins, so every row one write stamps agrees on the instant; the
+ * clock itself is there for rules that must read it again (a lease renewed during a long write). There is no
+ * default clock anywhere below the entry points: a write without one does not compile.
+ */
+export interface ShopWrite {
+  readonly trx: Transaction<Database>;
+  readonly shopId: string;
+  readonly effects: Effects;
+  readonly clock: Clock;
+  readonly now: Date;
+}
+
+export function shopWrite(trx: Transaction<Database>, shopId: string, effects: Effects, clock: Clock): ShopWrite {
+  return { trx, shopId, effects, clock, now: clock.now() };
 }
 
 /** Who is writing: sinks stamp their rows with it. */
@@ -102,6 +122,8 @@ export interface UnitOfWorkOptions {
   /** Further attempts after a serialization failure or deadlock (default 3). */
   maxRetries?: number;
   sinks?: readonly EffectSink[];
+  /** The time of every write it runs (`ShopWrite.now`). */
+  clock: Clock;
   logger?: Logger;
   /** Waits between attempts; injectable so tests need not sleep. */
   sleep?: (ms: number) => Promise<void>;
@@ -122,6 +144,44 @@ export const DEFAULT_MAX_RETRIES = 3;
 
 export type Work<T> = (trx: Transaction<Database>, effects: Effects) => Promise<T>;
 
+/** A write's origin when it writes for one shop (every write but the public OAuth ones). */
+export type ShopOrigin = WriteOrigin & { shopId: string };
+
+/**
+ * Writes the pending effects through the sinks, in the write's transaction. Refuses the whole write when an
+ * effect has no sink: an effect nobody writes would be lost silently.
+ */
+export async function flushEffects(
+  trx: Transaction<Database>,
+  sinks: readonly EffectSink[],
+  pending: PendingEffects,
+  origin: WriteOrigin,
+): Promise<void> {
+  for (const kind of Object.keys(pending) as (keyof PendingEffects)[]) {
+    if (pending[kind].length > 0 && !sinks.some((s) => s.kinds.includes(kind))) {
+      throw new Error(`no sink is registered for ${kind}; the write is refused rather than losing them`);
+    }
+  }
+  for (const sink of sinks) await sink.write(trx, pending, origin);
+}
+
+/**
+ * A shop write inside a transaction somebody else opened (a worker's job that claimed its row with SKIP LOCKED):
+ * `work` gets its ShopWrite, and its effects are written through `sinks` before the caller commits.
+ */
+export async function writeWithin<T>(
+  trx: Transaction<Database>,
+  origin: ShopOrigin,
+  clock: Clock,
+  sinks: readonly EffectSink[],
+  work: (w: ShopWrite) => Promise<T>,
+): Promise<T> {
+  const w = shopWrite(trx, origin.shopId, new Effects(), clock);
+  const result = await work(w);
+  await flushEffects(trx, sinks, w.effects.pending, origin);
+  return result;
+}
+
 export class UnitOfWork {
   private readonly timeout: string;
   private readonly maxRetries: number;
@@ -130,7 +190,7 @@ export class UnitOfWork {
 
   constructor(
     private readonly db: Kysely<Database>,
-    private readonly options: UnitOfWorkOptions = {},
+    private readonly options: UnitOfWorkOptions,
   ) {
     const ms = options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
     if (!Number.isInteger(ms) || ms < 0) throw new Error(`statement timeout must be a whole number of ms, not ${ms}`);
@@ -152,7 +212,7 @@ export class UnitOfWork {
           await sql`select set_config('statement_timeout', ${this.timeout}, true)`.execute(trx);
           const effects = new Effects();
           const result = await work(trx, effects);
-          await this.flush(trx, effects.pending, origin);
+          await flushEffects(trx, this.sinks, effects.pending, origin);
           return result;
         });
       } catch (err) {
@@ -172,14 +232,14 @@ export class UnitOfWork {
     }
   }
 
-  private async flush(trx: Transaction<Database>, pending: PendingEffects, origin: WriteOrigin): Promise<void> {
-    for (const kind of Object.keys(pending) as (keyof PendingEffects)[]) {
-      // An effect nobody writes would be lost silently: refuse the whole write instead.
-      if (pending[kind].length > 0 && !this.sinks.some((s) => s.kinds.includes(kind))) {
-        throw new Error(`no sink is registered for ${kind}; the write is refused rather than losing them`);
-      }
-    }
-    for (const sink of this.sinks) await sink.write(trx, pending, origin);
+  /** `run` for one shop: the work gets its ShopWrite (transaction, shop, effects, the clock's time). */
+  write<T>(origin: ShopOrigin, work: (w: ShopWrite) => Promise<T>): Promise<T> {
+    return this.run(origin, (trx, effects) => work(shopWrite(trx, origin.shopId, effects, this.options.clock)));
+  }
+
+  /** The ShopWrite of a transaction this unit of work opened (the API's write operations). */
+  shopWrite(trx: Transaction<Database>, shopId: string, effects: Effects): ShopWrite {
+    return shopWrite(trx, shopId, effects, this.options.clock);
   }
 
   /** Records a refused write through the sinks that record refusals; never throws (the refusal is the answer). */

@@ -2,6 +2,7 @@
 // request runs, a lapsed lease is taken over, and an owner that lost its key cannot commit its change. The crash of a
 // real server process is test/faults/idempotency-crash.test.ts; this file proves the rules in process, on both
 // databases where they can be seen there.
+import { systemClock } from '../../src/platform/clock';
 import { randomUUID } from 'node:crypto';
 import type { Response } from 'express';
 import { sql } from 'kysely';
@@ -303,7 +304,7 @@ class GatedUnitOfWork extends UnitOfWork {
 describe('the lease of a request in this process', () => {
   async function setUp(options: { leaseMs: number; lockTimeoutMs?: number }) {
     const s = await shopWithProduct();
-    const unitOfWork = new GatedUnitOfWork(t.db);
+    const unitOfWork = new GatedUnitOfWork(t.db, { clock: systemClock });
     const idempotency = new Idempotency(t.db, unitOfWork, { errorAnswer: errorAnswer('http://api.test'), ...options });
     const key = randomUUID();
     const origin: WriteOrigin = {

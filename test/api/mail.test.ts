@@ -132,7 +132,7 @@ function htmlPart(raw: string): string {
 
 describe('mail is queued with the write, or not at all', () => {
   test('a committed write leaves one QUEUED row, rendered and due now', async () => {
-    const uow = new UnitOfWork(db, { sinks: [mailSink(clock)] });
+    const uow = new UnitOfWork(db, { clock, sinks: [mailSink(clock)] });
     await uow.run(origin(), async (_trx, fx) => {
       fx.mail(mailDraft('buyer@example.com', 'receipt', receipt));
     });
@@ -156,7 +156,7 @@ describe('mail is queued with the write, or not at all', () => {
   });
 
   test('a write that queues mail and then throws leaves no row', async () => {
-    const uow = new UnitOfWork(db, { sinks: [mailSink(clock)] });
+    const uow = new UnitOfWork(db, { clock, sinks: [mailSink(clock)] });
     await expect(
       uow.run(origin(), async (trx, fx) => {
         fx.mail(mailDraft('buyer@example.com', 'receipt', receipt));
@@ -176,7 +176,7 @@ describe('mail is queued with the write, or not at all', () => {
         throw new Error('audit sink down');
       },
     };
-    const uow = new UnitOfWork(db, { sinks: [mailSink(clock), failing] });
+    const uow = new UnitOfWork(db, { clock, sinks: [mailSink(clock), failing] });
     await expect(
       uow.run(origin(), async (_trx, fx) => fx.mail(mailDraft('buyer@example.com', 'receipt', receipt))),
     ).rejects.toThrow('audit sink down');
@@ -184,7 +184,7 @@ describe('mail is queued with the write, or not at all', () => {
   });
 
   test('mail without a shop, or with an unknown template, refuses the write', async () => {
-    const uow = new UnitOfWork(db, { sinks: [mailSink(clock)] });
+    const uow = new UnitOfWork(db, { clock, sinks: [mailSink(clock)] });
     await expect(
       uow.run({ ...origin(), shopId: undefined }, async (_trx, fx) =>
         fx.mail(mailDraft('a@example.com', 'receipt', receipt)),
@@ -370,7 +370,7 @@ describe('without SMTP_URL', () => {
     try {
       shop = (await admin.createShop(handle.db, { name: 'Recorder' })).id;
       otherShop = (await admin.createShop(handle.db, { name: 'Other' })).id;
-      const uow = new UnitOfWork(handle.db, { sinks: [mailSink(clock)] });
+      const uow = new UnitOfWork(handle.db, { clock, sinks: [mailSink(clock)] });
       ids = [];
       for (const [s, to] of [
         [shop, 'one@example.com'],

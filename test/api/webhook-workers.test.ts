@@ -196,11 +196,17 @@ async function emitMany(shop: string, n: number, perTransaction: number, from = 
   for (let i = 0; i < n; i += perTransaction) {
     await database.db.transaction().execute(async (trx) => {
       for (let j = i; j < Math.min(n, i + perTransaction); j++) {
-        const { event } = await emitEvent(trx, shop, 'order:paid', {
-          uniqid: `o${from + j}`,
-          total: 1,
-          currency: 'USD',
-        });
+        const { event } = await emitEvent(
+          trx,
+          shop,
+          'order:paid',
+          {
+            uniqid: `o${from + j}`,
+            total: 1,
+            currency: 'USD',
+          },
+          { clock: systemClock },
+        );
         ids.push(event.id);
       }
     });

@@ -566,7 +566,7 @@ describe('the outbox is transactional', () => {
   test('a write that emits an event and then fails leaves no event and no delivery', async () => {
     await createEndpoint({ url: receiver.url, events: ['*'] });
     const before = { events: await count('events'), deliveries: await count('webhook_deliveries') };
-    const uow = new UnitOfWork(t.db, { sinks: [eventsSink(defaultEventConsumers, clock)] });
+    const uow = new UnitOfWork(t.db, { clock, sinks: [eventsSink(defaultEventConsumers, clock)] });
     await expect(
       uow.run(
         { shopId: shop, credentialId: undefined, operationId: 'test', requestId: 'r' } as never,

@@ -79,7 +79,13 @@ export async function benchWebhookDelivery(db: Kysely<Database>): Promise<Webhoo
       for (let i = 0; i < count; i += 100) {
         await db.transaction().execute(async (trx) => {
           for (let j = i; j < Math.min(count, i + 100); j++) {
-            await emitEvent(trx, shop, 'order:paid', { uniqid: `bench-${j}`, total: 19.99, currency: 'USD' });
+            await emitEvent(
+              trx,
+              shop,
+              'order:paid',
+              { uniqid: `bench-${j}`, total: 19.99, currency: 'USD' },
+              { clock: systemClock },
+            );
           }
         });
       }

@@ -247,7 +247,7 @@ const webhooksAndEvents: SeedStep = async (t, shopId) => {
       deps,
     );
     const paid = { uniqid: 'tenancy-order', customer_email: 'ada@example.com', total: 25, currency: 'USD' };
-    const { event, attemptIds } = await emitEvent(trx, shopId, 'order:paid', paid);
+    const { event, attemptIds } = await emitEvent(trx, shopId, 'order:paid', paid, { clock: systemClock });
     return { webhook: webhook.id, event: event.id, webhookLog: attemptIds[0] };
   });
 };
