@@ -5,6 +5,7 @@ import { sql } from 'kysely';
 import { FixtureError, parseFixtures } from '../../src/ops/fixtures/fixtures';
 import { newId } from '../../src/ids';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
+import { shopPair } from '../helpers/shop-pair';
 
 let t: TestApp;
 let shopA: string;
@@ -14,10 +15,7 @@ let keyB: string;
 
 beforeAll(async () => {
   t = await startTestApp();
-  shopA = await t.createShop({ name: 'Shop A' });
-  shopB = await t.createShop({ name: 'Shop B' });
-  keyA = (await t.createKey(shopA, ['*'])).key;
-  keyB = (await t.createKey(shopB, ['*'])).key;
+  ({ shopA, shopB, keyA, keyB } = await shopPair(t));
 });
 afterAll(() => t.close());
 

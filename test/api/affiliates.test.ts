@@ -10,6 +10,7 @@ import { seedShop } from '../../src/ops/admin';
 import { applyAsOperator } from '../../src/domain/affiliates/affiliates';
 import { ManualClock } from '../../src/platform/clock';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
+import { shopPair } from '../helpers/shop-pair';
 
 const clock = new ManualClock(new Date('2026-11-20T10:00:00Z'));
 let t: TestApp;
@@ -25,10 +26,7 @@ let pEur: string;
 beforeAll(async () => {
   // Races fire many requests at once: lift the per-shop rate limit, which is not what this file tests.
   t = await startTestApp({ clock, env: { RATE_LIMIT_FREE: '100000' } });
-  shopA = await t.createShop({ name: 'Shop A', currency: 'USD' });
-  shopB = await t.createShop({ name: 'Shop B', currency: 'USD' });
-  keyA = (await t.createKey(shopA, ['*'])).key;
-  keyB = (await t.createKey(shopB, ['*'])).key;
+  ({ shopA, shopB, keyA, keyB } = await shopPair(t, { a: { currency: 'USD' }, b: { currency: 'USD' } }));
   const seeded = await t.seed(shopA, {
     products: [
       { title: 'Ten', price: '10.00', type: 'SERVICE' },

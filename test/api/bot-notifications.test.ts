@@ -24,6 +24,7 @@ import {
 } from '../../src/worker/bot-notifications';
 import type { Job } from '../../src/worker/worker';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
+import { shopPair } from '../helpers/shop-pair';
 
 interface Sent {
   path: string;
@@ -97,10 +98,7 @@ beforeAll(async () => {
     timeoutMs: 2000,
     random: () => 0.5, // no jitter: the schedule is checked exactly
   });
-  shopA = await t.createShop({ name: 'Bot Shop A' });
-  shopB = await t.createShop({ name: 'Bot Shop B' });
-  keyA = (await t.createKey(shopA, ['*'])).key;
-  keyB = (await t.createKey(shopB, ['*'])).key;
+  ({ shopA, shopB, keyA, keyB } = await shopPair(t, { a: { name: 'Bot Shop A' }, b: { name: 'Bot Shop B' } }));
 
   botA = (await createBotAsOperator(t.db, { shopId: shopA, username: 'shop_a_alerts_bot', token: TOKEN_A })).id;
   botA2 = (await createBotAsOperator(t.db, { shopId: shopA, username: 'shop_a_more_bot', token: TOKEN_A2 })).id;

@@ -5,6 +5,7 @@ import { sql } from 'kysely';
 import { newId } from '../../src/ids';
 import { ManualClock } from '../../src/platform/clock';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
+import { shopPair } from '../helpers/shop-pair';
 
 const clock = new ManualClock(new Date('2026-11-23T12:00:00Z'));
 let t: TestApp;
@@ -18,10 +19,7 @@ let deluxe: string;
 
 beforeAll(async () => {
   t = await startTestApp({ clock });
-  shopA = await t.createShop({ name: 'Shop A', currency: 'USD' });
-  shopB = await t.createShop({ name: 'Shop B', currency: 'USD' });
-  keyA = (await t.createKey(shopA, ['*'])).key;
-  keyB = (await t.createKey(shopB, ['*'])).key;
+  ({ shopA, shopB, keyA, keyB } = await shopPair(t, { a: { currency: 'USD' }, b: { currency: 'USD' } }));
   const a = await t.seed(shopA, {
     products: [
       { title: 'Plain', price: '10.00' },

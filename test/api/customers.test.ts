@@ -5,6 +5,7 @@ import { customerById, insertCustomers, referredCustomerCount } from '../../db/q
 import { newCustomerRow } from '../../src/domain/customers/customers';
 import { seedCustomerPasts } from '../../src/ops/fixtures/customer-history';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
+import { shopPair } from '../helpers/shop-pair';
 
 let t: TestApp;
 let shopA: string;
@@ -17,10 +18,10 @@ let idsB: Record<string, string>;
 
 beforeAll(async () => {
   t = await startTestApp();
-  shopA = await t.createShop({ name: 'A', currency: 'EUR' });
-  shopB = await t.createShop({ name: 'B', currency: 'EUR' });
-  keyA = (await t.createKey(shopA, ['customers.read'])).key;
-  keyB = (await t.createKey(shopB, ['*'])).key;
+  ({ shopA, shopB, keyA, keyB } = await shopPair(t, {
+    a: { name: 'A', currency: 'EUR', scopes: ['customers.read'] },
+    b: { name: 'B', currency: 'EUR' },
+  }));
   // Five customers a second apart (oldest first), plus one created in the same microsecond as another.
   const base = Date.parse('2026-01-10T00:00:00Z');
   const customers = [

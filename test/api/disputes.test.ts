@@ -15,6 +15,7 @@ import { ApiError } from '../../src/errors';
 import { newId, newUniqid } from '../../src/ids';
 import { ManualClock } from '../../src/platform/clock';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
+import { shopPair } from '../helpers/shop-pair';
 import { assertEventPayloads } from '../helpers/webhook-payloads';
 
 jest.setTimeout(120_000);
@@ -32,10 +33,7 @@ const post = (path: string, form: Record<string, string> = {}) => request(t.app)
 
 beforeAll(async () => {
   t = await startTestApp({ clock });
-  shopA = await t.createShop({ name: 'A' });
-  shopB = await t.createShop({ name: 'B' });
-  keyA = (await t.createKey(shopA, ['*'])).key;
-  keyB = (await t.createKey(shopB, ['*'])).key;
+  ({ shopA, shopB, keyA, keyB } = await shopPair(t, { a: { name: 'A' }, b: { name: 'B' } }));
   productA = (await t.seed(shopA, { products: [{ title: 'Consulting', type: 'SERVICE', price: '12.50' }] }))
     .products[0]!;
 });

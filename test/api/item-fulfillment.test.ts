@@ -8,6 +8,7 @@ import type { OrderItemRow, OrderRow, OrderStatus } from '../../db/tables';
 import { newId, newUniqid } from '../../src/ids';
 import { ManualClock } from '../../src/platform/clock';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
+import { shopPair } from '../helpers/shop-pair';
 
 let t: TestApp;
 let clock: ManualClock;
@@ -23,10 +24,7 @@ const seededAt = new Date('2026-11-01T00:00:00Z');
 beforeAll(async () => {
   clock = new ManualClock('2026-11-22T00:00:00Z');
   t = await startTestApp({ clock });
-  shopA = await t.createShop({ name: 'Shop A' });
-  shopB = await t.createShop({ name: 'Shop B' });
-  keyA = (await t.createKey(shopA, ['orders.write'])).key;
-  keyB = (await t.createKey(shopB, ['*'])).key;
+  ({ shopA, shopB, keyA, keyB } = await shopPair(t, { a: { scopes: ['orders.write'] } }));
   const attach = (shopId: string, filename: string) =>
     t.db.transaction().execute(async (trx) => {
       const row = await insertAttachment(trx, shopId, {

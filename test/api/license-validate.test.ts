@@ -16,6 +16,7 @@ import { shopById } from '../../db/queries/shops';
 import { ManualClock } from '../../src/platform/clock';
 import { rowCounts } from '../helpers/counts';
 import { bearer, contractClient, memoryLogger, startTestApp, type TestApp } from '../helpers/test-app';
+import { shopPair } from '../helpers/shop-pair';
 import { createTestDatabase, snapshotPath } from '../helpers/test-database';
 
 let t: TestApp;
@@ -35,11 +36,11 @@ const secs = (ms: number) => Math.floor(ms / 1000);
 beforeAll(async () => {
   clock = new ManualClock(NOW);
   t = await startTestApp({ clock, env: { RATE_LIMIT_FREE: '100000' } });
-  shopA = await t.createShop({ name: 'Validate A' });
-  shopB = await t.createShop({ name: 'Validate B' });
-  keyA = (await t.createKey(shopA, ['licenses.read'])).key;
+  ({ shopA, shopB, keyA, keyB } = await shopPair(t, {
+    a: { name: 'Validate A', scopes: ['licenses.read'] },
+    b: { name: 'Validate B' },
+  }));
   writerA = (await t.createKey(shopA, ['licenses.write', 'licenses.read'])).key;
-  keyB = (await t.createKey(shopB, ['*'])).key;
   [productA, otherProductA] = (
     await t.seed(shopA, {
       products: [

@@ -7,6 +7,7 @@ import { sql } from 'kysely';
 import { ManualClock } from '../../src/platform/clock';
 import { rowCounts } from '../helpers/counts';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
+import { shopPair } from '../helpers/shop-pair';
 
 let t: TestApp;
 let clock: ManualClock;
@@ -27,11 +28,11 @@ const generatedKey = /^[0-9A-HJKMNP-TV-Z]{5}(-[0-9A-HJKMNP-TV-Z]{5}){4}$/;
 beforeAll(async () => {
   clock = new ManualClock(NOW);
   t = await startTestApp({ clock, env: { RATE_LIMIT_FREE: '100000' } });
-  shopA = await t.createShop({ name: 'Licenses A' });
-  shopB = await t.createShop({ name: 'Licenses B' });
-  keyA = (await t.createKey(shopA, ['licenses.read', 'licenses.write'])).key;
+  ({ shopA, shopB, keyA, keyB } = await shopPair(t, {
+    a: { name: 'Licenses A', scopes: ['licenses.read', 'licenses.write'] },
+    b: { name: 'Licenses B' },
+  }));
   readerA = (await t.createKey(shopA, ['licenses.read'])).key;
-  keyB = (await t.createKey(shopB, ['*'])).key;
   const a = await t.seed(shopA, {
     products: [
       { title: 'App', price: '10.00' },

@@ -12,6 +12,7 @@ import { newCustomerRow } from '../../src/domain/customers/customers';
 import { newId } from '../../src/ids';
 import { rowCounts } from '../helpers/counts';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
+import { shopPair } from '../helpers/shop-pair';
 
 let t: TestApp;
 let shopA: string;
@@ -121,10 +122,10 @@ async function seedShop(shopId: string): Promise<Seeded> {
 beforeAll(async () => {
   // Walking every sort and filter takes a few hundred requests.
   t = await startTestApp({ env: { RATE_LIMIT_FREE: '100000' } });
-  shopA = await t.createShop({ name: 'A', currency: 'EUR' });
-  shopB = await t.createShop({ name: 'B', currency: 'EUR' });
-  keyA = (await t.createKey(shopA, ['orders.read'])).key;
-  keyB = (await t.createKey(shopB, ['*'])).key;
+  ({ shopA, shopB, keyA, keyB } = await shopPair(t, {
+    a: { name: 'A', currency: 'EUR', scopes: ['orders.read'] },
+    b: { name: 'B', currency: 'EUR' },
+  }));
   a = await seedShop(shopA);
   b = await seedShop(shopB);
 });

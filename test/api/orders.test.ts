@@ -7,6 +7,7 @@ import { newId } from '../../src/ids';
 import { ManualClock } from '../../src/platform/clock';
 import { orderExpiryJob } from '../../src/worker/order-expiry';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
+import { shopPair } from '../helpers/shop-pair';
 
 const clock = new ManualClock(new Date('2026-11-23T12:00:00Z'));
 let t: TestApp;
@@ -17,10 +18,7 @@ let keyB: string;
 
 beforeAll(async () => {
   t = await startTestApp({ clock, env: { ORDER_TTL_MINUTES: '30' } });
-  shopA = await t.createShop({ name: 'Shop A' });
-  shopB = await t.createShop({ name: 'Shop B' });
-  keyA = (await t.createKey(shopA, ['*'])).key;
-  keyB = (await t.createKey(shopB, ['*'])).key;
+  ({ shopA, shopB, keyA, keyB } = await shopPair(t));
 });
 afterAll(() => t.close());
 

@@ -8,6 +8,7 @@ import { ManualClock } from '../../src/platform/clock';
 import { orderExpiryJob } from '../../src/worker/order-expiry';
 import { rowCounts } from '../helpers/counts';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
+import { shopPair } from '../helpers/shop-pair';
 
 const clock = new ManualClock('2026-11-22T10:00:00Z');
 let t: TestApp;
@@ -21,10 +22,7 @@ let personal: string;
 
 beforeAll(async () => {
   t = await startTestApp({ clock, env: { CHECKOUT_BASE_URL: 'https://pay.example.com' } });
-  shopA = await t.createShop({ name: 'Link Shop' });
-  shopB = await t.createShop({ name: 'Other Shop' });
-  keyA = (await t.createKey(shopA, ['*'])).key;
-  keyB = (await t.createKey(shopB, ['*'])).key;
+  ({ shopA, shopB, keyA, keyB } = await shopPair(t, { a: { name: 'Link Shop' }, b: { name: 'Other Shop' } }));
   const seeded = await t.seed(shopA, {
     products: [
       { title: 'Game Key', type: 'SERIALS', price: '12.50', serials: ['K-1', 'K-2', 'K-3'] },

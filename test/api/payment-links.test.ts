@@ -3,6 +3,7 @@
 import { ManualClock } from '../../src/platform/clock';
 import { rowCounts } from '../helpers/counts';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
+import { shopPair } from '../helpers/shop-pair';
 
 let t: TestApp;
 let clock: ManualClock;
@@ -19,10 +20,10 @@ let productOfB: string;
 beforeAll(async () => {
   clock = new ManualClock('2026-11-22T10:00:00Z');
   t = await startTestApp({ clock, env: { CHECKOUT_BASE_URL: 'https://pay.example.com' } });
-  shopA = await t.createShop({ name: 'A', currency: 'GBP' });
-  shopB = await t.createShop({ name: 'B' });
-  keyA = (await t.createKey(shopA, ['payment_links.write'])).key;
-  keyB = (await t.createKey(shopB, ['*'])).key;
+  ({ shopA, shopB, keyA, keyB } = await shopPair(t, {
+    a: { name: 'A', currency: 'GBP', scopes: ['payment_links.write'] },
+    b: { name: 'B' },
+  }));
   const seeded = await t.seed(shopA, {
     products: [
       {

@@ -4,6 +4,7 @@
 import { ManualClock } from '../../src/platform/clock';
 import { rowCounts } from '../helpers/counts';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
+import { shopPair } from '../helpers/shop-pair';
 
 let t: TestApp;
 let clock: ManualClock;
@@ -16,10 +17,10 @@ beforeAll(async () => {
   clock = new ManualClock('2026-11-22T10:00:00Z');
   t = await startTestApp({ clock, env: { CHECKOUT_BASE_URL: 'https://pay.example.com', ORDER_TTL_MINUTES: '30' } });
   // pro: its plan has nativeCryptoCheckout, which rule 1 (crypto_gateway) needs (test/api/capabilities-gates.test.ts).
-  shopA = await t.createShop({ name: 'A', currency: 'EUR', plan: 'pro' });
-  shopB = await t.createShop({ name: 'B' });
-  keyA = (await t.createKey(shopA, ['payments.write'])).key;
-  keyB = (await t.createKey(shopB, ['*'])).key;
+  ({ shopA, shopB, keyA, keyB } = await shopPair(t, {
+    a: { name: 'A', currency: 'EUR', plan: 'pro', scopes: ['payments.write'] },
+    b: { name: 'B' },
+  }));
   await t.seed(shopA, {
     gateways: [
       { code: 'CRYPTO', kind: 'CRYPTO', coins: ['BTC', 'USDT_TRC20'] },

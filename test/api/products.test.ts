@@ -6,6 +6,7 @@ import * as products from '../../db/queries/products';
 import { serialsOfProduct } from '../../db/queries/serials';
 import type { Fixtures } from '../../src/ops/fixtures/fixtures';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
+import { shopPair } from '../helpers/shop-pair';
 import { rowCounts } from '../helpers/counts';
 
 const catalog: Fixtures = {
@@ -66,10 +67,10 @@ async function seedCatalog(shopId: string): Promise<Record<string, string>> {
 
 beforeAll(async () => {
   t = await startTestApp();
-  shopA = await t.createShop({ name: 'A' });
-  shopB = await t.createShop({ name: 'B' });
-  keyA = (await t.createKey(shopA, ['products.read', 'products.write'])).key;
-  keyB = (await t.createKey(shopB, ['*'])).key;
+  ({ shopA, shopB, keyA, keyB } = await shopPair(t, {
+    a: { name: 'A', scopes: ['products.read', 'products.write'] },
+    b: { name: 'B' },
+  }));
   idsA = await seedCatalog(shopA);
   idsB = await seedCatalog(shopB);
   productA = idsA['Game Key']!;

@@ -10,6 +10,7 @@ import type { OrderRow, OrderStatus, PaymentStatus } from '../../db/tables';
 import { newId, newUniqid } from '../../src/ids';
 import { ManualClock } from '../../src/platform/clock';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
+import { shopPair } from '../helpers/shop-pair';
 
 let t: TestApp;
 let clock: ManualClock;
@@ -23,10 +24,7 @@ const seededAt = new Date('2026-11-01T00:00:00Z');
 beforeAll(async () => {
   clock = new ManualClock('2026-11-22T00:00:00Z');
   t = await startTestApp({ clock });
-  shopA = await t.createShop({ name: 'A' });
-  shopB = await t.createShop({ name: 'B' });
-  keyA = (await t.createKey(shopA, ['orders.write'])).key;
-  keyB = (await t.createKey(shopB, ['*'])).key;
+  ({ shopA, shopB, keyA, keyB } = await shopPair(t, { a: { name: 'A', scopes: ['orders.write'] }, b: { name: 'B' } }));
 });
 afterAll(() => t.close());
 

@@ -11,6 +11,7 @@ import { createStorefrontReview, createStorefrontTicket, openSandboxDispute } fr
 import { ApiError } from '../../src/errors';
 import { ManualClock } from '../../src/platform/clock';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
+import { shopPair } from '../helpers/shop-pair';
 import { assertEventPayloads } from '../helpers/webhook-payloads';
 
 jest.setTimeout(120_000);
@@ -27,10 +28,7 @@ let productB: string;
 
 beforeAll(async () => {
   t = await startTestApp({ clock });
-  shopA = await t.createShop({ name: 'A' });
-  shopB = await t.createShop({ name: 'B' });
-  keyA = (await t.createKey(shopA, ['*'])).key;
-  keyB = (await t.createKey(shopB, ['*'])).key;
+  ({ shopA, shopB, keyA, keyB } = await shopPair(t, { a: { name: 'A' }, b: { name: 'B' } }));
   [game, guide] = (
     await t.seed(shopA, {
       products: [

@@ -6,6 +6,7 @@ import { availableSerialCount, oldestAvailableSerials, serialsOfProduct } from '
 import { claimSerials, maxClaimAmount } from '../../src/domain/catalog/serials';
 import { ValidationError } from '../../src/errors';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
+import { shopPair } from '../helpers/shop-pair';
 
 let t: TestApp;
 let shopA: string;
@@ -15,10 +16,10 @@ let keyB: string;
 
 beforeAll(async () => {
   t = await startTestApp();
-  shopA = await t.createShop({ name: 'A' });
-  shopB = await t.createShop({ name: 'B' });
-  keyA = (await t.createKey(shopA, ['products.write'])).key;
-  keyB = (await t.createKey(shopB, ['*'])).key;
+  ({ shopA, shopB, keyA, keyB } = await shopPair(t, {
+    a: { name: 'A', scopes: ['products.write'] },
+    b: { name: 'B' },
+  }));
 });
 afterAll(() => t.close());
 

@@ -6,6 +6,7 @@ import { sql } from 'kysely';
 import { botNotificationsOfShop } from '../../db/queries/bot-notifications';
 import { addBotUserAsOperator, createBotAsOperator } from '../../src/ops/marketing-admin';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
+import { shopPair } from '../helpers/shop-pair';
 import { assertEventPayloads } from '../helpers/webhook-payloads';
 
 let t: TestApp;
@@ -16,10 +17,7 @@ let keyB: string;
 
 beforeAll(async () => {
   t = await startTestApp();
-  shopA = await t.createShop({ name: 'Shop A' });
-  shopB = await t.createShop({ name: 'Shop B' });
-  keyA = (await t.createKey(shopA, ['*'])).key;
-  keyB = (await t.createKey(shopB, ['*'])).key;
+  ({ shopA, shopB, keyA, keyB } = await shopPair(t));
 });
 afterAll(() => t.close());
 

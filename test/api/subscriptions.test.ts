@@ -9,6 +9,7 @@ import { sql } from 'kysely';
 import { FixtureError, parseFixtures } from '../../src/ops/fixtures/fixtures';
 import { ManualClock } from '../../src/platform/clock';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
+import { shopPair } from '../helpers/shop-pair';
 
 const clock = new ManualClock(new Date('2027-01-10T09:30:00Z'));
 let t: TestApp;
@@ -26,10 +27,7 @@ const seconds = (iso: string) => Math.floor(new Date(iso).getTime() / 1000);
 
 beforeAll(async () => {
   t = await startTestApp({ clock });
-  shopA = await t.createShop({ name: 'Shop A' });
-  shopB = await t.createShop({ name: 'Shop B' });
-  keyA = (await t.createKey(shopA, ['*'])).key;
-  keyB = (await t.createKey(shopB, ['*'])).key;
+  ({ shopA, shopB, keyA, keyB } = await shopPair(t));
   readOnlyA = (await t.createKey(shopA, ['subscriptions.read', 'orders.write'])).key;
   const seeded = await t.seed(shopA, {
     products: [

@@ -3,6 +3,7 @@
 // are required, checked, priced and shown on the item, to the cent in the raw body). Races on real PostgreSQL.
 import { sql } from 'kysely';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
+import { shopPair } from '../helpers/shop-pair';
 
 let t: TestApp;
 let shopA: string;
@@ -13,10 +14,7 @@ let readOnlyA: string;
 
 beforeAll(async () => {
   t = await startTestApp();
-  shopA = await t.createShop({ name: 'Shop A' });
-  shopB = await t.createShop({ name: 'Shop B' });
-  keyA = (await t.createKey(shopA, ['*'])).key;
-  keyB = (await t.createKey(shopB, ['*'])).key;
+  ({ shopA, shopB, keyA, keyB } = await shopPair(t));
   readOnlyA = (await t.createKey(shopA, ['products.read'])).key;
 });
 afterAll(() => t.close());

@@ -8,6 +8,7 @@ import { sql } from 'kysely';
 import { ManualClock } from '../../src/platform/clock';
 import { orderExpiryJob } from '../../src/worker/order-expiry';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
+import { shopPair } from '../helpers/shop-pair';
 
 const clock = new ManualClock(new Date('2026-11-23T12:00:00Z'));
 let t: TestApp;
@@ -21,10 +22,7 @@ let keys: string;
 
 beforeAll(async () => {
   t = await startTestApp({ clock, env: { ORDER_TTL_MINUTES: '30' } });
-  shopA = await t.createShop({ name: 'Shop A', plan: 'business' });
-  shopB = await t.createShop({ name: 'Shop B' });
-  keyA = (await t.createKey(shopA, ['*'])).key;
-  keyB = (await t.createKey(shopB, ['*'])).key;
+  ({ shopA, shopB, keyA, keyB } = await shopPair(t, { a: { plan: 'business' } }));
   const seeded = await t.seed(shopA, {
     products: [
       { title: 'Support hour', type: 'SERVICE', price: '10.00' },

@@ -11,6 +11,7 @@ import { postWalletMovement } from '../../src/domain/customers/wallets';
 import * as m0011 from '../../db/migrations/0011_wallets';
 import * as m0012 from '../../db/migrations/0012_affiliates';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
+import { shopPair } from '../helpers/shop-pair';
 
 let t: TestApp;
 let clock: ManualClock;
@@ -27,13 +28,13 @@ let readOnlyA: string;
 beforeAll(async () => {
   clock = new ManualClock('2026-11-22T00:00:00Z');
   t = await startTestApp({ clock });
-  shopA = await t.createShop({ name: 'A', plan: 'business' });
-  shopB = await t.createShop({ name: 'B' });
+  ({ shopA, shopB, keyA, keyB } = await shopPair(t, {
+    a: { name: 'A', plan: 'business', scopes: ['customers.write'] },
+    b: { name: 'B' },
+  }));
   shopJpy = await t.createShop({ name: 'Yen', currency: 'JPY' });
   shopKwd = await t.createShop({ name: 'Dinar', currency: 'KWD' });
-  keyA = (await t.createKey(shopA, ['customers.write'])).key;
   readOnlyA = (await t.createKey(shopA, ['customers.read'])).key;
-  keyB = (await t.createKey(shopB, ['*'])).key;
   keyJpy = (await t.createKey(shopJpy, ['customers.write'])).key;
   keyKwd = (await t.createKey(shopKwd, ['customers.write'])).key;
 });
