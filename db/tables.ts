@@ -1,9 +1,120 @@
-// The Database interface Kysely checks every query against: one XTable type per table.
+// The Database interface Kysely checks every query against: one XTable type per table, grouped by business area in the
+// same order as `Database` lists them.
 // numeric columns are strings (exact decimals); int8 columns are strings too (pg's convention, PGlite is told the same).
 import type { ColumnType, Generated, Selectable } from 'kysely';
 
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+type NullableText = ColumnType<string | null, string | null | undefined, string | null>;
 type Json<T> = ColumnType<T, string, string>;
+// Columns with a database default (optional on insert).
+type Money = ColumnType<string, string | undefined, string>;
+type Int = ColumnType<number, number | undefined, number>;
+type Bool = ColumnType<boolean, boolean | undefined, boolean>;
+
+export interface Database {
+  // Shops and their API credentials
+  shops: ShopsTable;
+  credentials: CredentialsTable;
+
+  // Catalog
+  products: ProductsTable;
+  product_variants: ProductVariantsTable;
+  product_serials: ProductSerialsTable;
+  attachments: AttachmentsTable;
+  product_files: ProductFilesTable;
+  coupons: CouponsTable;
+  coupon_products: CouponProductsTable;
+  product_variant_fields: ProductVariantFieldsTable;
+  product_variant_field_options: ProductVariantFieldOptionsTable;
+  quantity_deals: QuantityDealsTable;
+  quantity_deal_products: QuantityDealProductsTable;
+  quantity_deal_tiers: QuantityDealTiersTable;
+  addons: AddonsTable;
+  addon_products: AddonProductsTable;
+
+  // Customers
+  customers: CustomersTable;
+  blacklist_entries: BlacklistEntriesTable;
+  wallet_transactions: WalletTransactionsTable;
+
+  // Orders and payments
+  gateways: GatewaysTable;
+  payment_links: PaymentLinksTable;
+  orders: OrdersTable;
+  order_items: OrderItemsTable;
+  payment_attempts: PaymentAttemptsTable;
+  refunds: RefundsTable;
+  dynamic_deliveries: DynamicDeliveriesTable;
+  dynamic_delivery_secrets: DynamicDeliverySecretsTable;
+
+  // Licenses
+  licenses: LicensesTable;
+  license_devices: LicenseDevicesTable;
+
+  // Subscriptions
+  subscriptions: SubscriptionsTable;
+  subscription_renewals: SubscriptionRenewalsTable;
+
+  // Affiliates
+  affiliate_applications: AffiliateApplicationsTable;
+  affiliate_commissions: AffiliateCommissionsTable;
+
+  // Resellers
+  reseller_tiers: ResellerTiersTable;
+  reseller_programs: ResellerProgramsTable;
+  resellers: ResellersTable;
+
+  // Support: disputes, reviews, tickets
+  disputes: DisputesTable;
+  reviews: ReviewsTable;
+  tickets: TicketsTable;
+  ticket_messages: TicketMessagesTable;
+
+  // Themes
+  themes: ThemesTable;
+  theme_revisions: ThemeRevisionsTable;
+  theme_preview_sessions: ThemePreviewSessionsTable;
+
+  // Store: settings, domains, email marketing, messaging bots
+  store_settings: StoreSettingsTable;
+  store_domains: StoreDomainsTable;
+  email_marketing_settings: EmailMarketingSettingsTable;
+  email_marketing_keys: EmailMarketingKeysTable;
+  email_marketing_syncs: EmailMarketingSyncsTable;
+  messaging_bots: MessagingBotsTable;
+  messaging_bot_users: MessagingBotUsersTable;
+  bot_notifications: BotNotificationsTable;
+
+  // Analytics
+  analytics_reports: AnalyticsReportsTable;
+  analytics_report_generations: AnalyticsReportGenerationsTable;
+
+  // Events, webhooks, outbound mail, audit trail
+  events: EventsTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
+  outbound_emails: OutboundEmailsTable;
+  audit_entries: AuditEntriesTable;
+
+  // Security: owner accounts and consent-page sessions, OAuth
+  owner_accounts: OwnerAccountsTable;
+  owner_sessions: OwnerSessionsTable;
+  owner_sign_in_failures: OwnerSignInFailuresTable;
+  oauth_clients: OAuthClientsTable;
+  oauth_grants: OAuthGrantsTable;
+  oauth_codes: OAuthCodesTable;
+  oauth_refresh_tokens: OAuthRefreshTokensTable;
+
+  // Platform
+  idempotency_keys: IdempotencyKeysTable;
+  server_secrets: ServerSecretsTable;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Shops and their API credentials
+// ---------------------------------------------------------------------------------------------------------------
 
 export interface ShopsTable {
   id: string;
@@ -20,6 +131,9 @@ export interface ShopsTable {
   updated_at: Timestamp;
 }
 
+export type Shop = Selectable<ShopsTable>;
+
+/** API keys, and OAuth access tokens (with a grant and an expiry; see the OAuth tables below). */
 export interface CredentialsTable {
   id: string;
   shop_id: string;
@@ -30,10 +144,21 @@ export interface CredentialsTable {
   /** The first characters, safe to show in listings (`mdk_AbCd`). */
   display_prefix: string;
   scopes: string[];
+  /** Access tokens only: when the token stops working. Null: never (API keys). */
+  expires_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** Access tokens only: the grant (token family) it belongs to; revoking the grant revokes the token. */
+  grant_id: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Timestamp;
   last_used_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   revoked_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
+
+export type Credential = Selectable<CredentialsTable>;
+
+// ---------------------------------------------------------------------------------------------------------------
+// Catalog: products and variants, serials, files, coupons, and the extras (variant fields and options, quantity
+// deals, add-ons: src/domain/catalog/catalog-extras.ts)
+// ---------------------------------------------------------------------------------------------------------------
 
 export interface DescriptionTabRow {
   title: string;
@@ -83,9 +208,19 @@ export interface ProductsTable {
   dynamic_webhook: string | null;
   image_id: string | null;
   image_url: string | null;
+  /** With billing_interval_count; both null: every 1 MONTH. */
+  billing_interval: ColumnType<BillingInterval | null, BillingInterval | null | undefined, BillingInterval | null>;
+  billing_interval_count: ColumnType<number | null, number | null | undefined, number | null>;
+  /** Devices per key issued for this product; null: not a license product (src/domain/licenses/issuing.ts). */
+  license_activation_limit: ColumnType<number | null, number | null | undefined, number | null>;
+  /** Issued keys expire this many days after the order completes; null: never. */
+  license_duration_days: ColumnType<number | null, number | null | undefined, number | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
+
+export type ProductType = ProductsTable['type'];
+export type ProductRow = Selectable<ProductsTable>;
 
 export interface ProductVariantsTable {
   id: string;
@@ -96,55 +231,13 @@ export interface ProductVariantsTable {
   price_display: string;
   stock: number;
   sort_priority: number;
+  /** Null: the product's interval. */
+  billing_interval: ColumnType<BillingInterval | null, BillingInterval | null | undefined, BillingInterval | null>;
+  billing_interval_count: ColumnType<number | null, number | null | undefined, number | null>;
   created_at: Timestamp;
 }
 
-export interface ServerSecretsTable {
-  name: string;
-  secret: Buffer;
-  created_at: Timestamp;
-}
-
-export interface Database {
-  server_secrets: ServerSecretsTable;
-  shops: ShopsTable;
-  credentials: CredentialsTable;
-  products: ProductsTable;
-  product_variants: ProductVariantsTable;
-}
-
-export type Shop = Selectable<ShopsTable>;
-export type Credential = Selectable<CredentialsTable>;
-export type ProductRow = Selectable<ProductsTable>;
 export type ProductVariantRow = Selectable<ProductVariantsTable>;
-
-// Customers and product serials (migration 0003). Declared as a second part of `Database` (interfaces merge),
-// so migrations can add tables without editing the same lines.
-export interface CustomersTable {
-  id: string;
-  shop_id: string;
-  /** Lower-cased. */
-  email: string;
-  name: string | null;
-  phone: string | null;
-  country: string | null;
-  note: string | null;
-  // total_spent, total_orders and blacklisted are computed (migration 0010): see CustomerFigures.
-  wallet_id: string;
-  wallet_currency: string;
-  wallet_balance: ColumnType<string, string | undefined, string>;
-  wallet_held: ColumnType<string, string | undefined, string>;
-  is_affiliate: ColumnType<boolean, boolean | undefined, boolean>;
-  affiliate_code: string | null;
-  affiliate_status: 'ACTIVE' | 'SUSPENDED' | null;
-  affiliate_commission_percent: string | null;
-  affiliate_balance: ColumnType<string, string | undefined, string>;
-  affiliate_lifetime_earnings: ColumnType<string, string | undefined, string>;
-  affiliate_referred_orders: ColumnType<number, number | undefined, number>;
-  referred_by_customer_id: string | null;
-  created_at: Timestamp;
-  updated_at: Timestamp;
-}
 
 export type SerialStatus = 'available' | 'reserved' | 'claimed';
 
@@ -161,202 +254,21 @@ export interface ProductSerialsTable {
   created_at: Timestamp;
 }
 
-export interface Database {
-  customers: CustomersTable;
-  product_serials: ProductSerialsTable;
-}
-
-export type CustomerRow = Selectable<CustomersTable>;
 export type ProductSerialRow = Selectable<ProductSerialsTable>;
 
-/** One idempotency key of one credential for one operation (see src/platform/idempotency.ts). */
-export interface IdempotencyKeysTable {
-  credential_id: string;
-  operation_id: string;
-  key: string;
-  /** SHA-256 (hex) of method, path and canonical JSON body. */
-  fingerprint: string;
-  state: 'processing' | 'completed';
-  /** When the current owner claimed (or took over) the key, by the API's clock. */
-  locked_at: Timestamp;
-  /** The current owner: a random token per request (migration 0027); null on rows claimed before leases. */
-  owner_token: ColumnType<string | null, string | null | undefined, string | null>;
-  /** Database time until which the owner holds the key; it renews this while its request runs. */
-  lease_expires_at: Timestamp;
-  response_status: number | null;
-  /** Headers replayed with the stored response (JSON object of strings). */
-  response_headers: ColumnType<Record<string, string> | null, string | null | undefined, string | null>;
-  /** The exact JSON text sent the first time. */
-  response_body: string | null;
-  created_at: Timestamp;
-  completed_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
-  expires_at: Timestamp;
-}
-
-export interface Database {
-  idempotency_keys: IdempotencyKeysTable;
-}
-
-export type IdempotencyKeyRow = Selectable<IdempotencyKeysTable>;
-
-// The outbox (migration 0005): events, webhook endpoints and deliveries, queued mail, the audit trail.
-export type DeliveryStatus = 'PENDING' | 'RETRYING' | 'SUCCEEDED' | 'FAILED';
-type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
-
-export interface WebhookEndpointsTable {
+export interface AttachmentsTable {
   id: string;
   shop_id: string;
-  url: string;
-  events: string[];
-  description: string | null;
-  enabled: Generated<boolean>;
-  /** Encrypted (src/platform/secret-box.ts). */
-  secret: Buffer;
-  previous_secret: Buffer | null;
-  previous_secret_expires_at: NullableTimestamp;
-  created_at: Timestamp;
-  updated_at: Timestamp;
-}
-
-export interface EventsTable {
-  id: string;
-  shop_id: string;
-  type: string;
-  /** JSON text of the event's data, exact (see migration 0005). */
-  data: string;
+  filename: string;
+  content_type: string;
+  content: Buffer;
   created_at: Timestamp;
 }
 
-export interface WebhookDeliveriesTable {
-  id: string;
+export interface ProductFilesTable {
   shop_id: string;
-  endpoint_id: string;
-  event_id: string;
-  status: DeliveryStatus;
-  attempts: Generated<number>;
-  next_attempt_at: NullableTimestamp;
-  pending_attempt_id: string | null;
-  manual: Generated<boolean>;
-  lease_until: NullableTimestamp;
-  lease_token: string | null;
-  created_at: Timestamp;
-  updated_at: Timestamp;
-}
-
-export interface WebhookAttemptsTable {
-  id: string;
-  shop_id: string;
-  delivery_id: string;
-  endpoint_id: string;
-  event_id: string;
-  event_type: string;
-  url: string;
-  attempt: number;
-  status: DeliveryStatus;
-  response_status: number | null;
-  response_body: string | null;
-  duration_ms: number | null;
-  /** Why the attempt failed (migration 0026); null while queued and when delivered. Set with `error`. */
-  error_code: WebhookAttemptErrorCode | null;
-  /** The failure's message for the merchant (host and port at most: never a path, header, signature or secret). */
-  error: string | null;
-  next_retry_at: NullableTimestamp;
-  attempted_at: NullableTimestamp;
-  created_at: Timestamp;
-}
-
-/** The contract's WebhookAttemptError codes (src/worker/webhook-delivery.ts lists them at run time). */
-export type WebhookAttemptErrorCode =
-  | 'CONNECTION_REFUSED'
-  | 'CONNECT_TIMEOUT'
-  | 'TIMEOUT'
-  | 'DNS_FAILURE'
-  | 'TLS_ERROR'
-  | 'CONNECTION_RESET'
-  | 'HOST_UNREACHABLE'
-  | 'INVALID_RESPONSE'
-  | 'NETWORK_ERROR'
-  | 'PRIVATE_TARGET_REFUSED'
-  | 'INVALID_TARGET'
-  | 'HTTP_ERROR';
-
-export interface OutboundEmailsTable {
-  id: string;
-  shop_id: string;
-  to_address: string;
-  template: string;
-  subject: string;
-  html: string;
-  text: string;
-  status: 'QUEUED' | 'SENT' | 'RECORDED' | 'FAILED';
-  attempts: Generated<number>;
-  next_attempt_at: NullableTimestamp;
-  lease_until: NullableTimestamp;
-  last_error: string | null;
-  provider_message_id: string | null;
-  sent_at: NullableTimestamp;
-  created_at: Timestamp;
-}
-
-export interface AuditEntriesTable {
-  id: string;
-  shop_id: string;
-  occurred_at: Timestamp;
-  credential_id: string | null;
-  credential_kind: string;
-  /** Null for the consent page's entries (sign-in, sign-out, approvals, denials: no API operation). */
-  operation_id: string | null;
-  method: string;
-  path: string;
-  action: string;
-  resource_type: string | null;
-  resource_id: string | null;
-  path_params: ColumnType<Record<string, string>, string | undefined, string>;
-  status: number;
-  error_code: string | null;
-  ip: string | null;
-  user_agent: string | null;
-  request_id: string;
-}
-
-export interface Database {
-  webhook_endpoints: WebhookEndpointsTable;
-  events: EventsTable;
-  webhook_deliveries: WebhookDeliveriesTable;
-  webhook_attempts: WebhookAttemptsTable;
-  outbound_emails: OutboundEmailsTable;
-  audit_entries: AuditEntriesTable;
-}
-
-export type WebhookEndpointRow = Selectable<WebhookEndpointsTable>;
-export type EventRow = Selectable<EventsTable>;
-export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;
-export type WebhookAttemptRow = Selectable<WebhookAttemptsTable>;
-export type OutboundEmailRow = Selectable<OutboundEmailsTable>;
-export type AuditEntryRow = Selectable<AuditEntriesTable>;
-
-// Orders and what they need (migration 0007).
-type Money = ColumnType<string, string | undefined, string>;
-type Int = ColumnType<number, number | undefined, number>;
-type Bool = ColumnType<boolean, boolean | undefined, boolean>;
-export type GatewayKind = 'HOSTED' | 'CRYPTO' | 'SESSION';
-export type OrderStatus =
-  'PENDING' | 'PROCESSING' | 'PARTIAL' | 'COMPLETED' | 'PARTIALLY_REFUNDED' | 'REFUNDED' | 'DISPUTED' | 'VOIDED';
-export type PaymentStatus =
-  'PENDING' | 'PROCESSING' | 'PARTIAL' | 'PAID' | 'FAILED' | 'CANCELLED' | 'PARTIALLY_REFUNDED' | 'REFUNDED';
-export type ItemDeliveryStatus = 'PENDING' | 'AWAITING_FULFILLMENT' | 'DELIVERED' | 'FAILED';
-export type ProductType = ProductsTable['type'];
-
-export interface GatewaysTable {
-  id: string;
-  shop_id: string;
-  /** The identifier integrators send (`SANDBOX`, `STRIPE`, `CRYPTO`). */
-  code: string;
-  kind: GatewayKind;
-  active: Bool;
-  /** Coins or networks of a CRYPTO gateway. */
-  coins: ColumnType<string[], string[] | undefined, string[]>;
-  created_at: Timestamp;
+  product_id: string;
+  attachment_id: string;
 }
 
 export interface CouponsTable {
@@ -375,26 +287,192 @@ export interface CouponsTable {
   updated_at: Timestamp;
 }
 
+export type CouponRow = Selectable<CouponsTable>;
+
 export interface CouponProductsTable {
   shop_id: string;
   coupon_id: string;
   product_id: string;
 }
 
-export interface AttachmentsTable {
+export interface ProductVariantFieldsTable {
   id: string;
   shop_id: string;
-  filename: string;
-  content_type: string;
-  content: Buffer;
+  product_id: string;
+  name: string;
+  sort_order: Int;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export type VariantFieldRow = Selectable<ProductVariantFieldsTable>;
+
+export interface ProductVariantFieldOptionsTable {
+  id: string;
+  shop_id: string;
+  field_id: string;
+  value: string;
+  /** Added to the unit price when chosen; may be negative. */
+  price_adjustment: ColumnType<string, string | undefined, string>;
+  sort_order: Int;
   created_at: Timestamp;
 }
 
-export interface ProductFilesTable {
+export type VariantFieldOptionRow = Selectable<ProductVariantFieldOptionsTable>;
+
+export interface QuantityDealsTable {
+  id: string;
   shop_id: string;
-  product_id: string;
-  attachment_id: string;
+  uniqid: string;
+  title: string;
+  enabled: Bool;
+  created_at: Timestamp;
+  updated_at: Timestamp;
 }
+
+export type QuantityDealRow = Selectable<QuantityDealsTable>;
+
+export interface QuantityDealProductsTable {
+  shop_id: string;
+  deal_id: string;
+  product_id: string;
+}
+
+export interface QuantityDealTiersTable {
+  shop_id: string;
+  deal_id: string;
+  min_quantity: number;
+  discount_type: 'PERCENTAGE' | 'FIXED';
+  discount_value: string;
+}
+
+export type QuantityDealTierRow = Selectable<QuantityDealTiersTable>;
+
+export interface AddonsTable {
+  id: string;
+  shop_id: string;
+  title: string;
+  description: string | null;
+  price: string;
+  currency: string;
+  required: Bool;
+  enabled: Bool;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export type AddonRow = Selectable<AddonsTable>;
+
+export interface AddonProductsTable {
+  shop_id: string;
+  addon_id: string;
+  product_id: string;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Customers: customers (with their wallet and affiliate columns), the blacklist, the wallet ledger
+// ---------------------------------------------------------------------------------------------------------------
+
+export interface CustomersTable {
+  id: string;
+  shop_id: string;
+  /** Lower-cased. */
+  email: string;
+  name: string | null;
+  phone: string | null;
+  country: string | null;
+  note: string | null;
+  // total_spent, total_orders and blacklisted are computed: see CustomerFigures.
+  wallet_id: string;
+  wallet_currency: string;
+  /** The sum of the customer's wallet_transactions, kept by src/domain/customers/wallets.ts. */
+  wallet_balance: ColumnType<string, string | undefined, string>;
+  wallet_held: ColumnType<string, string | undefined, string>;
+  is_affiliate: ColumnType<boolean, boolean | undefined, boolean>;
+  affiliate_code: string | null;
+  affiliate_status: 'ACTIVE' | 'SUSPENDED' | null;
+  affiliate_commission_percent: string | null;
+  // An affiliate's figures are sums over affiliate_commissions (src/domain/affiliate-figures.ts). The next three
+  // columns only hold what a fixture imported from before the commission ledger (nothing changes them afterwards)
+  // and are added to those sums.
+  affiliate_balance: ColumnType<string, string | undefined, string>;
+  affiliate_lifetime_earnings: ColumnType<string, string | undefined, string>;
+  affiliate_referred_orders: ColumnType<number, number | undefined, number>;
+  /** When the customer became an affiliate (approval, or creation for a fixture affiliate); null otherwise. */
+  affiliate_approved_at: NullableTimestamp;
+  referred_by_customer_id: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export type CustomerRow = Selectable<CustomersTable>;
+
+/** What a customer's row does not store: computed in SQL from its paid orders, refunds and the blacklist. */
+export interface CustomerFigures {
+  /** Sum of `total - refunded` over the customer's paid orders (numeric text). */
+  total_spent: string;
+  /** Number of the customer's paid orders (refunded ones included). */
+  total_orders: number;
+  /** An EMAIL, EMAIL_DOMAIN or COUNTRY entry matches the customer. */
+  blacklisted: boolean;
+}
+
+export type BlacklistEntryType = 'EMAIL' | 'EMAIL_DOMAIN' | 'IP' | 'COUNTRY';
+
+export interface BlacklistEntriesTable {
+  id: string;
+  shop_id: string;
+  type: BlacklistEntryType;
+  /** Normalised: emails and domains lower-cased, countries upper-cased, IPs as PostgreSQL prints the network. */
+  value: string;
+  /** IP entries: the address or range (inet text); null for the other types. */
+  network: string | null;
+  note: string | null;
+  created_at: Timestamp;
+}
+
+export type BlacklistEntryRow = Selectable<BlacklistEntriesTable>;
+
+/** The store-credit ledger: one row per movement. */
+export interface WalletTransactionsTable {
+  id: string;
+  shop_id: string;
+  customer_id: string;
+  /** Signed: positive credits, negative debits. */
+  amount: string;
+  currency: string;
+  type: string;
+  description: string | null;
+  order_id: string | null;
+  created_at: Timestamp;
+}
+
+export type WalletTransactionRow = Selectable<WalletTransactionsTable>;
+
+// ---------------------------------------------------------------------------------------------------------------
+// Orders and payments: gateways, payment links, orders and their items, payment attempts, refunds, dynamic deliveries
+// ---------------------------------------------------------------------------------------------------------------
+
+export type GatewayKind = 'HOSTED' | 'CRYPTO' | 'SESSION';
+export type OrderStatus =
+  'PENDING' | 'PROCESSING' | 'PARTIAL' | 'COMPLETED' | 'PARTIALLY_REFUNDED' | 'REFUNDED' | 'DISPUTED' | 'VOIDED';
+export type PaymentStatus =
+  'PENDING' | 'PROCESSING' | 'PARTIAL' | 'PAID' | 'FAILED' | 'CANCELLED' | 'PARTIALLY_REFUNDED' | 'REFUNDED';
+export type ItemDeliveryStatus = 'PENDING' | 'AWAITING_FULFILLMENT' | 'DELIVERED' | 'FAILED';
+
+export interface GatewaysTable {
+  id: string;
+  shop_id: string;
+  /** The identifier integrators send (`SANDBOX`, `STRIPE`, `CRYPTO`). */
+  code: string;
+  kind: GatewayKind;
+  active: Bool;
+  /** Coins or networks of a CRYPTO gateway. */
+  coins: ColumnType<string[], string[] | undefined, string[]>;
+  created_at: Timestamp;
+}
+
+export type GatewayRow = Selectable<GatewaysTable>;
 
 export interface PaymentLinksTable {
   id: string;
@@ -414,6 +492,8 @@ export interface PaymentLinksTable {
   updated_at: Timestamp;
 }
 
+export type PaymentLinkRow = Selectable<PaymentLinksTable>;
+
 export interface OrdersTable {
   id: string;
   shop_id: string;
@@ -426,6 +506,10 @@ export interface OrdersTable {
   affiliate_code: string | null;
   affiliate_link_id: string | null;
   affiliate_discount_amount: Money;
+  /** The reseller the order was priced for (its buyer was an ACTIVE reseller at creation). */
+  reseller_id: NullableText;
+  /** The wholesale percent applied (with reseller_id). */
+  reseller_discount_percent: NullableText;
   currency: string;
   status: OrderStatus;
   status_details: string | null;
@@ -443,8 +527,12 @@ export interface OrdersTable {
   total: Money;
   /** Sum of the refunds so far. */
   refunded: Money;
+  /** Paid from the buyer's wallet: held while PENDING, captured on completion, released on void. */
+  balance_paid: Money;
   coupon_id: string | null;
   payment_link_id: string | null;
+  /** The subscription this order started (its first SUBSCRIPTION line) or renews. */
+  subscription_id: ColumnType<string | null, string | null | undefined, string | null>;
   custom_fields: ColumnType<Record<string, unknown> | null, string | null, string | null>;
   is_developer_invoice: boolean;
   developer_title: string | null;
@@ -456,6 +544,32 @@ export interface OrdersTable {
   updated_at: Timestamp;
 }
 
+export type OrderRow = Selectable<OrdersTable>;
+
+/** An option chosen for an order item, as bought. */
+export interface ChosenOptionRecord {
+  field_id: string;
+  name: string;
+  option_id: string;
+  value: string;
+  /** Numeric text. */
+  price_adjustment: string;
+}
+
+/** An add-on of an order item, as bought: its price per unit and its total for the item's quantity. */
+export interface ChosenAddonRecord {
+  id: string;
+  title: string;
+  /** Numeric text. */
+  unit_price: string;
+  /** Numeric text. */
+  total: string;
+}
+
+/**
+ * An order's line. variant_options, addons and the quantity deal record what it was bought with
+ * (src/domain/orders/line-extras.ts).
+ */
 export interface OrderItemsTable {
   id: string;
   shop_id: string;
@@ -466,8 +580,13 @@ export interface OrderItemsTable {
   product_title: string;
   product_type: ProductType;
   variant_title: string | null;
+  variant_options: ColumnType<ChosenOptionRecord[] | null, string | null | undefined, string | null>;
+  addons: ColumnType<ChosenAddonRecord[] | null, string | null | undefined, string | null>;
   quantity: number;
   unit_price: string;
+  /** The quantity deal's discount on the line (0 when none applied). */
+  quantity_discount: ColumnType<string, string | undefined, string>;
+  quantity_deal_id: ColumnType<string | null, string | null | undefined, string | null>;
   total: string;
   custom_fields: ColumnType<Record<string, unknown> | null, string | null, string | null>;
   delivery_instructions: string | null;
@@ -477,8 +596,12 @@ export interface OrderItemsTable {
   delivered_items: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
   /** Units of the product's (or variant's) counted stock this item holds. */
   reserved_stock: Int;
+  /** Licenses the item issued when its order completed (0: none). */
+  license_count: Int;
   created_at: Timestamp;
 }
+
+export type OrderItemRow = Selectable<OrderItemsTable>;
 
 export interface PaymentAttemptsTable {
   id: string;
@@ -491,6 +614,8 @@ export interface PaymentAttemptsTable {
   created_at: Timestamp;
   paid_at: NullableTimestamp;
 }
+
+export type PaymentAttemptRow = Selectable<PaymentAttemptsTable>;
 
 export interface RefundsTable {
   id: string;
@@ -517,26 +642,6 @@ export interface DynamicDeliveriesTable {
   updated_at: Timestamp;
 }
 
-export interface Database {
-  gateways: GatewaysTable;
-  coupons: CouponsTable;
-  coupon_products: CouponProductsTable;
-  attachments: AttachmentsTable;
-  product_files: ProductFilesTable;
-  payment_links: PaymentLinksTable;
-  orders: OrdersTable;
-  order_items: OrderItemsTable;
-  payment_attempts: PaymentAttemptsTable;
-  refunds: RefundsTable;
-  dynamic_deliveries: DynamicDeliveriesTable;
-}
-
-export type GatewayRow = Selectable<GatewaysTable>;
-export type CouponRow = Selectable<CouponsTable>;
-export type PaymentLinkRow = Selectable<PaymentLinksTable>;
-export type OrderRow = Selectable<OrdersTable>;
-export type OrderItemRow = Selectable<OrderItemsTable>;
-export type PaymentAttemptRow = Selectable<PaymentAttemptsTable>;
 export type DynamicDeliveryRow = Selectable<DynamicDeliveriesTable>;
 
 /** Each shop's signing secret for dynamic-delivery callbacks, sealed (src/platform/secret-box.ts). */
@@ -547,241 +652,53 @@ export interface DynamicDeliverySecretsTable {
   created_at: Timestamp;
 }
 
-export interface Database {
-  dynamic_delivery_secrets: DynamicDeliverySecretsTable;
-}
+// ---------------------------------------------------------------------------------------------------------------
+// Licenses: license keys (hashed for look-up, sealed for display) and their registered devices
+// (src/domain/licenses/issuing.ts; the products' license_* columns make a product a license product)
+// ---------------------------------------------------------------------------------------------------------------
 
-// The blacklist (migration 0010). A customer's figures are computed from it and from the orders, never stored.
-export type BlacklistEntryType = 'EMAIL' | 'EMAIL_DOMAIN' | 'IP' | 'COUNTRY';
-
-export interface BlacklistEntriesTable {
+export interface LicensesTable {
   id: string;
   shop_id: string;
-  type: BlacklistEntryType;
-  /** Normalised: emails and domains lower-cased, countries upper-cased, IPs as PostgreSQL prints the network. */
-  value: string;
-  /** IP entries: the address or range (inet text); null for the other types. */
-  network: string | null;
-  note: string | null;
-  created_at: Timestamp;
-}
-
-export interface Database {
-  blacklist_entries: BlacklistEntriesTable;
-}
-
-/** What a customer's row does not store: computed in SQL from its paid orders, refunds and the blacklist. */
-export interface CustomerFigures {
-  /** Sum of `total - refunded` over the customer's paid orders (numeric text). */
-  total_spent: string;
-  /** Number of the customer's paid orders (refunded ones included). */
-  total_orders: number;
-  /** An EMAIL, EMAIL_DOMAIN or COUNTRY entry matches the customer. */
-  blacklisted: boolean;
-}
-
-export type BlacklistEntryRow = Selectable<BlacklistEntriesTable>;
-
-// Store-credit wallets (migration 0011): the ledger (one row per movement; customers.wallet_balance is its sum,
-// kept by src/domain/customers/wallets.ts) and the part of an order paid from the buyer's wallet.
-export interface WalletTransactionsTable {
-  id: string;
-  shop_id: string;
-  customer_id: string;
-  /** Signed: positive credits, negative debits. */
-  amount: string;
-  currency: string;
-  type: string;
-  description: string | null;
+  product_id: string;
   order_id: string | null;
-  created_at: Timestamp;
-}
-
-export interface OrdersTable {
-  /** Paid from the buyer's wallet: held while PENDING, captured on completion, released on void. */
-  balance_paid: Money;
-}
-
-export interface Database {
-  wallet_transactions: WalletTransactionsTable;
-}
-
-export type WalletTransactionRow = Selectable<WalletTransactionsTable>;
-
-// Catalog extras (migration 0009): variant fields and options, quantity deals, add-ons, and what an order item was
-// bought with (src/domain/catalog/catalog-extras.ts, src/domain/orders/line-extras.ts).
-export interface ProductVariantFieldsTable {
-  id: string;
-  shop_id: string;
-  product_id: string;
-  name: string;
-  sort_order: Int;
-  created_at: Timestamp;
-  updated_at: Timestamp;
-}
-
-export interface ProductVariantFieldOptionsTable {
-  id: string;
-  shop_id: string;
-  field_id: string;
-  value: string;
-  /** Added to the unit price when chosen; may be negative. */
-  price_adjustment: ColumnType<string, string | undefined, string>;
-  sort_order: Int;
-  created_at: Timestamp;
-}
-
-export interface QuantityDealsTable {
-  id: string;
-  shop_id: string;
-  uniqid: string;
-  title: string;
-  enabled: Bool;
-  created_at: Timestamp;
-  updated_at: Timestamp;
-}
-
-export interface QuantityDealProductsTable {
-  shop_id: string;
-  deal_id: string;
-  product_id: string;
-}
-
-export interface QuantityDealTiersTable {
-  shop_id: string;
-  deal_id: string;
-  min_quantity: number;
-  discount_type: 'PERCENTAGE' | 'FIXED';
-  discount_value: string;
-}
-
-export interface AddonsTable {
-  id: string;
-  shop_id: string;
-  title: string;
-  description: string | null;
-  price: string;
-  currency: string;
-  required: Bool;
-  enabled: Bool;
-  created_at: Timestamp;
-  updated_at: Timestamp;
-}
-
-export interface AddonProductsTable {
-  shop_id: string;
-  addon_id: string;
-  product_id: string;
-}
-
-/** An option chosen for an order item, as bought. */
-export interface ChosenOptionRecord {
-  field_id: string;
-  name: string;
-  option_id: string;
-  value: string;
-  /** Numeric text. */
-  price_adjustment: string;
-}
-
-/** An add-on of an order item, as bought: its price per unit and its total for the item's quantity. */
-export interface ChosenAddonRecord {
-  id: string;
-  title: string;
-  /** Numeric text. */
-  unit_price: string;
-  /** Numeric text. */
-  total: string;
-}
-
-export interface OrderItemsTable {
-  variant_options: ColumnType<ChosenOptionRecord[] | null, string | null | undefined, string | null>;
-  addons: ColumnType<ChosenAddonRecord[] | null, string | null | undefined, string | null>;
-  /** The quantity deal's discount on the line (0 when none applied). */
-  quantity_discount: ColumnType<string, string | undefined, string>;
-  quantity_deal_id: ColumnType<string | null, string | null | undefined, string | null>;
-}
-
-export interface Database {
-  product_variant_fields: ProductVariantFieldsTable;
-  product_variant_field_options: ProductVariantFieldOptionsTable;
-  quantity_deals: QuantityDealsTable;
-  quantity_deal_products: QuantityDealProductsTable;
-  quantity_deal_tiers: QuantityDealTiersTable;
-  addons: AddonsTable;
-  addon_products: AddonProductsTable;
-}
-
-export type VariantFieldRow = Selectable<ProductVariantFieldsTable>;
-export type VariantFieldOptionRow = Selectable<ProductVariantFieldOptionsTable>;
-export type QuantityDealRow = Selectable<QuantityDealsTable>;
-export type QuantityDealTierRow = Selectable<QuantityDealTiersTable>;
-export type AddonRow = Selectable<AddonsTable>;
-
-// The affiliate program (migration 0012): applications, the time a customer became an affiliate, and the commission
-// ledger. An affiliate's figures are sums over affiliate_commissions (src/domain/affiliate-figures.ts); the
-// customers columns affiliate_balance / affiliate_lifetime_earnings / affiliate_referred_orders only hold what a
-// fixture imported from before (nothing changes them afterwards) and are added to those sums.
-export interface CustomersTable {
-  /** When the customer became an affiliate (approval, or creation for a fixture affiliate); null otherwise. */
-  affiliate_approved_at: NullableTimestamp;
-}
-
-export type AffiliateApplicationStatus = 'PENDING' | 'APPROVED' | 'REJECTED';
-
-export interface AffiliateApplicationsTable {
-  id: string;
-  shop_id: string;
-  customer_id: string;
-  status: ColumnType<AffiliateApplicationStatus, AffiliateApplicationStatus | undefined, AffiliateApplicationStatus>;
-  /** The code asked for; null: one is generated on approval. */
-  requested_code: string | null;
-  commission_percent: Money;
+  order_item_id: string | null;
+  customer_id: string | null;
+  /** Lower-cased. */
+  customer_email: string | null;
+  /** HMAC-SHA256 of the key under the server's license secret (src/platform/license-keys.ts). */
+  key_hash: Buffer;
+  /** The key, AES-256-GCM sealed to this row (shown on the license and its order). */
+  key_sealed: Buffer;
+  status: 'ACTIVE' | 'REVOKED';
+  activation_limit: Int;
+  expires_at: NullableTimestamp;
   note: string | null;
+  last_validated_at: NullableTimestamp;
   created_at: Timestamp;
-  decided_at: NullableTimestamp;
+  updated_at: Timestamp;
 }
 
-export type AffiliateCommissionKind = 'ACCRUAL' | 'REVERSAL' | 'CONVERSION';
+export type LicenseRow = Selectable<LicensesTable>;
 
-export interface AffiliateCommissionsTable {
+export interface LicenseDevicesTable {
   id: string;
   shop_id: string;
-  affiliate_customer_id: string;
-  kind: AffiliateCommissionKind;
-  /** Signed: accruals positive, reversals and conversions negative. */
-  amount: string;
-  currency: string;
-  order_id: string | null;
-  refund_id: string | null;
-  wallet_transaction_id: string | null;
-  commission_percent: string | null;
-  created_at: Timestamp;
+  license_id: string;
+  slot: number;
+  hwid: string;
+  registered_at: Timestamp;
+  last_validated_at: Timestamp;
 }
 
-export interface Database {
-  affiliate_applications: AffiliateApplicationsTable;
-  affiliate_commissions: AffiliateCommissionsTable;
-}
+export type LicenseDeviceRow = Selectable<LicenseDevicesTable>;
 
-export type AffiliateApplicationRow = Selectable<AffiliateApplicationsTable>;
-export type AffiliateCommissionRow = Selectable<AffiliateCommissionsTable>;
+// ---------------------------------------------------------------------------------------------------------------
+// Subscriptions and their renewal invoices (products and variants carry the billing interval)
+// ---------------------------------------------------------------------------------------------------------------
 
-// Subscriptions (migration 0014): billing intervals of products and variants, subscriptions, renewal invoices.
 export type BillingInterval = 'DAY' | 'WEEK' | 'MONTH' | 'YEAR';
 export type SubscriptionStatus = 'TRIALING' | 'ACTIVE' | 'PAST_DUE' | 'PAUSED' | 'CANCELLED' | 'EXPIRED';
-
-export interface ProductsTable {
-  /** With billing_interval_count; both null: every 1 MONTH. */
-  billing_interval: ColumnType<BillingInterval | null, BillingInterval | null | undefined, BillingInterval | null>;
-  billing_interval_count: ColumnType<number | null, number | null | undefined, number | null>;
-}
-
-export interface ProductVariantsTable {
-  /** Null: the product's interval. */
-  billing_interval: ColumnType<BillingInterval | null, BillingInterval | null | undefined, BillingInterval | null>;
-  billing_interval_count: ColumnType<number | null, number | null | undefined, number | null>;
-}
 
 export interface SubscriptionsTable {
   id: string;
@@ -813,6 +730,8 @@ export interface SubscriptionsTable {
   updated_at: Timestamp;
 }
 
+export type SubscriptionRow = Selectable<SubscriptionsTable>;
+
 export type RenewalStatus = 'OPEN' | 'PAID' | 'EXPIRED';
 
 export interface SubscriptionRenewalsTable {
@@ -827,74 +746,110 @@ export interface SubscriptionRenewalsTable {
   settled_at: NullableTimestamp;
 }
 
-export interface OrdersTable {
-  /** The subscription this order started (its first SUBSCRIPTION line) or renews. */
-  subscription_id: ColumnType<string | null, string | null | undefined, string | null>;
-}
-
-export interface Database {
-  subscriptions: SubscriptionsTable;
-  subscription_renewals: SubscriptionRenewalsTable;
-}
-
-export type SubscriptionRow = Selectable<SubscriptionsTable>;
 export type SubscriptionRenewalRow = Selectable<SubscriptionRenewalsTable>;
 
-// Licenses (migration 0013): license keys (hashed for look-up, sealed for display), their registered devices, and
-// the product columns that make a product a license product (src/domain/licenses/issuing.ts).
-export interface ProductsTable {
-  /** Devices per key issued for this product; null: not a license product. */
-  license_activation_limit: ColumnType<number | null, number | null | undefined, number | null>;
-  /** Issued keys expire this many days after the order completes; null: never. */
-  license_duration_days: ColumnType<number | null, number | null | undefined, number | null>;
-}
+// ---------------------------------------------------------------------------------------------------------------
+// Affiliates: applications and the commission ledger (the affiliate itself is a customer: see CustomersTable)
+// ---------------------------------------------------------------------------------------------------------------
 
-export interface OrderItemsTable {
-  /** Licenses the item issued when its order completed (0: none). */
-  license_count: Int;
-}
+export type AffiliateApplicationStatus = 'PENDING' | 'APPROVED' | 'REJECTED';
 
-export interface LicensesTable {
+export interface AffiliateApplicationsTable {
   id: string;
   shop_id: string;
-  product_id: string;
-  order_id: string | null;
-  order_item_id: string | null;
-  customer_id: string | null;
-  /** Lower-cased. */
-  customer_email: string | null;
-  /** HMAC-SHA256 of the key under the server's license secret (src/platform/license-keys.ts). */
-  key_hash: Buffer;
-  /** The key, AES-256-GCM sealed to this row (shown on the license and its order). */
-  key_sealed: Buffer;
-  status: 'ACTIVE' | 'REVOKED';
-  activation_limit: Int;
-  expires_at: NullableTimestamp;
+  customer_id: string;
+  status: ColumnType<AffiliateApplicationStatus, AffiliateApplicationStatus | undefined, AffiliateApplicationStatus>;
+  /** The code asked for; null: one is generated on approval. */
+  requested_code: string | null;
+  commission_percent: Money;
   note: string | null;
-  last_validated_at: NullableTimestamp;
+  created_at: Timestamp;
+  decided_at: NullableTimestamp;
+}
+
+export type AffiliateApplicationRow = Selectable<AffiliateApplicationsTable>;
+
+export type AffiliateCommissionKind = 'ACCRUAL' | 'REVERSAL' | 'CONVERSION';
+
+export interface AffiliateCommissionsTable {
+  id: string;
+  shop_id: string;
+  affiliate_customer_id: string;
+  kind: AffiliateCommissionKind;
+  /** Signed: accruals positive, reversals and conversions negative. */
+  amount: string;
+  currency: string;
+  order_id: string | null;
+  refund_id: string | null;
+  wallet_transaction_id: string | null;
+  commission_percent: string | null;
+  created_at: Timestamp;
+}
+
+export type AffiliateCommissionRow = Selectable<AffiliateCommissionsTable>;
+
+// ---------------------------------------------------------------------------------------------------------------
+// Resellers: tiers, the program (one row per shop, stored on the first write), resellers (never deleted); each
+// order records the reseller it was priced for (OrdersTable.reseller_id)
+// ---------------------------------------------------------------------------------------------------------------
+
+export type ResellerStatus = 'INVITED' | 'APPLIED' | 'ACTIVE' | 'SUSPENDED' | 'REJECTED';
+export type EnrollmentMode = 'MANUAL' | 'APPLICATION' | 'OPEN';
+
+export interface ResellerTiersTable {
+  id: string;
+  shop_id: string;
+  name: string;
+  /** Percent, up to 2 decimals. */
+  discount_percent: string;
+  auto_advance_revenue: NullableText;
+  auto_advance_orders: ColumnType<number | null, number | null | undefined, number | null>;
+  auto_advance_requires_both: Bool;
+  sort_order: Int;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
 
-export interface LicenseDevicesTable {
+export type ResellerTierRow = Selectable<ResellerTiersTable>;
+
+export interface ResellerProgramsTable {
   id: string;
   shop_id: string;
-  license_id: string;
-  slot: number;
-  hwid: string;
-  registered_at: Timestamp;
-  last_validated_at: Timestamp;
+  enabled: Bool;
+  enrollment_mode: ColumnType<EnrollmentMode, EnrollmentMode | undefined, EnrollmentMode>;
+  application_message: NullableText;
+  require_application_note: Bool;
+  default_tier_id: NullableText;
+  created_at: Timestamp;
+  updated_at: Timestamp;
 }
 
-export interface Database {
-  licenses: LicensesTable;
-  license_devices: LicenseDevicesTable;
+export type ResellerProgramRow = Selectable<ResellerProgramsTable>;
+
+export interface ResellersTable {
+  id: string;
+  shop_id: string;
+  customer_id: string;
+  /** Lower-cased. */
+  email: string;
+  status: ResellerStatus;
+  tier_id: string;
+  application_note: NullableText;
+  lifetime_revenue: Money;
+  lifetime_orders: Int;
+  approved_at: NullableTimestamp;
+  suspended_at: NullableTimestamp;
+  rejected_at: NullableTimestamp;
+  created_at: Timestamp;
+  updated_at: Timestamp;
 }
 
-export type LicenseRow = Selectable<LicensesTable>;
-export type LicenseDeviceRow = Selectable<LicenseDevicesTable>;
+export type ResellerRow = Selectable<ResellersTable>;
 
-// Disputes, reviews and support tickets (migration 0015).
+// ---------------------------------------------------------------------------------------------------------------
+// Support: disputes, reviews, tickets and their messages
+// ---------------------------------------------------------------------------------------------------------------
+
 export type DisputeReason =
   | 'FRAUDULENT'
   | 'PRODUCT_NOT_RECEIVED'
@@ -925,6 +880,8 @@ export interface DisputesTable {
   updated_at: Timestamp;
 }
 
+export type DisputeRow = Selectable<DisputesTable>;
+
 export interface ReviewsTable {
   id: string;
   shop_id: string;
@@ -940,6 +897,8 @@ export interface ReviewsTable {
   created_at: Timestamp;
   updated_at: Timestamp;
 }
+
+export type ReviewRow = Selectable<ReviewsTable>;
 
 export type TicketStatus = 'OPEN' | 'PENDING' | 'CLOSED';
 export type TicketPriority = 'LOW' | 'NORMAL' | 'HIGH';
@@ -960,6 +919,8 @@ export interface TicketsTable {
   updated_at: Timestamp;
 }
 
+export type TicketRow = Selectable<TicketsTable>;
+
 export interface TicketMessagesTable {
   id: string;
   shop_id: string;
@@ -969,249 +930,12 @@ export interface TicketMessagesTable {
   created_at: Timestamp;
 }
 
-export interface Database {
-  disputes: DisputesTable;
-  reviews: ReviewsTable;
-  tickets: TicketsTable;
-  ticket_messages: TicketMessagesTable;
-}
-
-export type DisputeRow = Selectable<DisputesTable>;
-export type ReviewRow = Selectable<ReviewsTable>;
-export type TicketRow = Selectable<TicketsTable>;
 export type TicketMessageRow = Selectable<TicketMessagesTable>;
 
-// Resellers (migration 0016): tiers, the program (one row per shop, stored on the first write), resellers (never
-// deleted), and on each order the reseller it was priced for.
-export type ResellerStatus = 'INVITED' | 'APPLIED' | 'ACTIVE' | 'SUSPENDED' | 'REJECTED';
-export type EnrollmentMode = 'MANUAL' | 'APPLICATION' | 'OPEN';
-type NullableText = ColumnType<string | null, string | null | undefined, string | null>;
+// ---------------------------------------------------------------------------------------------------------------
+// Themes: themes, every saved revision of a theme's document, and preview sessions
+// ---------------------------------------------------------------------------------------------------------------
 
-export interface ResellerTiersTable {
-  id: string;
-  shop_id: string;
-  name: string;
-  /** Percent, up to 2 decimals. */
-  discount_percent: string;
-  auto_advance_revenue: NullableText;
-  auto_advance_orders: ColumnType<number | null, number | null | undefined, number | null>;
-  auto_advance_requires_both: Bool;
-  sort_order: Int;
-  created_at: Timestamp;
-  updated_at: Timestamp;
-}
-
-export interface ResellerProgramsTable {
-  id: string;
-  shop_id: string;
-  enabled: Bool;
-  enrollment_mode: ColumnType<EnrollmentMode, EnrollmentMode | undefined, EnrollmentMode>;
-  application_message: NullableText;
-  require_application_note: Bool;
-  default_tier_id: NullableText;
-  created_at: Timestamp;
-  updated_at: Timestamp;
-}
-
-export interface ResellersTable {
-  id: string;
-  shop_id: string;
-  customer_id: string;
-  /** Lower-cased. */
-  email: string;
-  status: ResellerStatus;
-  tier_id: string;
-  application_note: NullableText;
-  lifetime_revenue: Money;
-  lifetime_orders: Int;
-  approved_at: NullableTimestamp;
-  suspended_at: NullableTimestamp;
-  rejected_at: NullableTimestamp;
-  created_at: Timestamp;
-  updated_at: Timestamp;
-}
-
-export interface OrdersTable {
-  /** The reseller the order was priced for (its buyer was an ACTIVE reseller at creation). */
-  reseller_id: NullableText;
-  /** The wholesale percent applied (with reseller_id). */
-  reseller_discount_percent: NullableText;
-}
-
-export interface Database {
-  reseller_tiers: ResellerTiersTable;
-  reseller_programs: ResellerProgramsTable;
-  resellers: ResellersTable;
-}
-
-export type ResellerTierRow = Selectable<ResellerTiersTable>;
-export type ResellerProgramRow = Selectable<ResellerProgramsTable>;
-export type ResellerRow = Selectable<ResellersTable>;
-
-// Email marketing and messaging bots (migration 0019).
-export type EmailMarketingProvider = 'MAILCHIMP' | 'KLAVIYO' | 'SENDGRID' | 'BREVO';
-
-export interface EmailMarketingSettingsTable {
-  id: string;
-  shop_id: string;
-  provider: EmailMarketingProvider;
-  enabled: Bool;
-  list_id: NullableText;
-  double_opt_in: Bool;
-  sync_customers: Bool;
-  last_synced_at: NullableTimestamp;
-  created_at: Timestamp;
-  updated_at: Timestamp;
-}
-
-export interface MessagingBotsTable {
-  id: string;
-  shop_id: string;
-  /** Telegram username, without the @. */
-  username: string;
-  name: NullableText;
-  /** The bot's Telegram token, sealed (src/platform/secret-box.ts); null: no token, no deliveries (migration 0023). */
-  token_sealed: Buffer | null;
-  created_at: Timestamp;
-  updated_at: Timestamp;
-}
-
-/** The notification switches of a bot user (MessagingNotificationSettings in the contract). */
-export type MessagingNotificationSwitch =
-  'order_paid' | 'order_completed' | 'ticket_replied' | 'review_created' | 'dispute_opened' | 'stock_low';
-
-export interface MessagingBotUsersTable extends Record<MessagingNotificationSwitch, Bool> {
-  id: string;
-  shop_id: string;
-  bot_id: string;
-  /** Decimal text of the Telegram user id. */
-  telegram_user_id: string;
-  username: NullableText;
-  created_at: Timestamp;
-  updated_at: Timestamp;
-}
-
-export interface Database {
-  email_marketing_settings: EmailMarketingSettingsTable;
-  messaging_bots: MessagingBotsTable;
-  messaging_bot_users: MessagingBotUsersTable;
-}
-
-export type EmailMarketingSettingRow = Selectable<EmailMarketingSettingsTable>;
-export type MessagingBotRow = Selectable<MessagingBotsTable>;
-export type MessagingBotUserRow = Selectable<MessagingBotUsersTable>;
-
-// Telegram bot notifications (migration 0023): the outbox of messages to bot users, sent by the worker.
-export type BotNotificationStatus = 'PENDING' | 'RETRYING' | 'SENT' | 'FAILED';
-
-export interface BotNotificationsTable {
-  id: string;
-  shop_id: string;
-  bot_id: string;
-  bot_user_id: string;
-  event_id: string;
-  event_type: string;
-  text: string;
-  status: BotNotificationStatus;
-  attempts: Int;
-  next_attempt_at: NullableTimestamp;
-  lease_until: NullableTimestamp;
-  lease_token: string | null;
-  last_error: string | null;
-  sent_at: NullableTimestamp;
-  created_at: Timestamp;
-  updated_at: Timestamp;
-}
-
-export interface Database {
-  bot_notifications: BotNotificationsTable;
-}
-
-export type BotNotificationRow = Selectable<BotNotificationsTable>;
-
-// OAuth 2.0 (migration 0021, src/auth/oauth-grants.ts): apps are global rows; grants, codes and refresh tokens are
-// shop-owned; access tokens are `credentials` rows of kind oauth_access_token with a grant and an expiry.
-export interface OAuthClientsTable {
-  id: string;
-  name: string;
-  is_public: boolean;
-  /** SHA-256 of the client secret `mcs_…`, hex; null for a public client. */
-  secret_hash: string | null;
-  secret_prefix: string | null;
-  redirect_uris: string[];
-  scopes: string[];
-  /** Set: only this shop may authorize the app; null: any shop may install it. */
-  owner_shop_id: string | null;
-  created_at: Timestamp;
-  revoked_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
-}
-
-export type OAuthGrantRevokedReason =
-  'code_replayed' | 'refresh_token_reused' | 'revoked_by_client' | 'revoked_by_operator' | 'app_revoked';
-
-export interface OAuthGrantsTable {
-  id: string;
-  shop_id: string;
-  client_id: string;
-  scopes: string[];
-  granted_by_kind: 'owner' | 'credential';
-  granted_by_id: string;
-  session_id: string | null;
-  created_at: Timestamp;
-  revoked_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
-  revoked_reason: ColumnType<
-    OAuthGrantRevokedReason | null,
-    OAuthGrantRevokedReason | null | undefined,
-    OAuthGrantRevokedReason | null
-  >;
-}
-
-export interface OAuthCodesTable {
-  id: string;
-  shop_id: string;
-  grant_id: string;
-  code_hash: string;
-  client_id: string;
-  redirect_uri: string;
-  code_challenge: string | null;
-  code_challenge_method: 'S256' | null;
-  expires_at: Timestamp;
-  used_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
-  created_at: Timestamp;
-}
-
-export interface OAuthRefreshTokensTable {
-  id: string;
-  shop_id: string;
-  grant_id: string;
-  token_hash: string;
-  scopes: string[];
-  expires_at: Timestamp;
-  used_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
-  revoked_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
-  created_at: Timestamp;
-}
-
-export interface CredentialsTable {
-  /** Access tokens only: when the token stops working. Null: never (API keys). */
-  expires_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
-  /** Access tokens only: the grant (token family) it belongs to; revoking the grant revokes the token. */
-  grant_id: ColumnType<string | null, string | null | undefined, string | null>;
-}
-
-export interface Database {
-  oauth_clients: OAuthClientsTable;
-  oauth_grants: OAuthGrantsTable;
-  oauth_codes: OAuthCodesTable;
-  oauth_refresh_tokens: OAuthRefreshTokensTable;
-}
-
-export type OAuthClientRow = Selectable<OAuthClientsTable>;
-export type OAuthGrantRow = Selectable<OAuthGrantsTable>;
-export type OAuthCodeRow = Selectable<OAuthCodesTable>;
-export type OAuthRefreshTokenRow = Selectable<OAuthRefreshTokensTable>;
-
-// Themes (migration 0017): themes, every saved revision of a theme's document, and preview sessions.
 export type ThemeBase =
   'default' | 'classic' | 'pulse' | 'starlight' | 'clean-minimal' | 'apex' | 'nebula' | 'phantom' | 'shadow' | 'vault';
 
@@ -1233,6 +957,8 @@ export interface ThemesTable {
   updated_at: Timestamp;
 }
 
+export type ThemeRow = Selectable<ThemesTable>;
+
 export interface ThemeRevisionsTable {
   shop_id: string;
   theme_id: string;
@@ -1240,6 +966,8 @@ export interface ThemeRevisionsTable {
   document: Json<Record<string, unknown>>;
   created_at: Timestamp;
 }
+
+export type ThemeRevisionRow = Selectable<ThemeRevisionsTable>;
 
 export interface ThemePreviewSessionsTable {
   id: string;
@@ -1253,71 +981,12 @@ export interface ThemePreviewSessionsTable {
   created_at: Timestamp;
 }
 
-export interface Database {
-  themes: ThemesTable;
-  theme_revisions: ThemeRevisionsTable;
-  theme_preview_sessions: ThemePreviewSessionsTable;
-}
-
-export type ThemeRow = Selectable<ThemesTable>;
-export type ThemeRevisionRow = Selectable<ThemeRevisionsTable>;
 export type ThemePreviewSessionRow = Selectable<ThemePreviewSessionsTable>;
 
-// Analytics reports (migration 0020): a report definition per shop, its queued and finished generations (claimed by
-// the worker with a lease), and the last generation's output (src/domain/analytics/reports.ts).
-export type AnalyticsReportType = 'SALES' | 'PRODUCTS' | 'CUSTOMERS' | 'GATEWAYS' | 'AFFILIATES';
-export type AnalyticsReportFormat = 'CSV' | 'JSON';
-export type AnalyticsReportStatus = 'NEVER_GENERATED' | 'GENERATING' | 'READY' | 'FAILED';
-
-export interface AnalyticsReportsTable {
-  id: string;
-  shop_id: string;
-  name: string;
-  type: AnalyticsReportType;
-  format: ColumnType<AnalyticsReportFormat, AnalyticsReportFormat | undefined, AnalyticsReportFormat>;
-  status: ColumnType<AnalyticsReportStatus, AnalyticsReportStatus | undefined, AnalyticsReportStatus>;
-  period_from: NullableTimestamp;
-  period_to: NullableTimestamp;
-  generation_id: ColumnType<string | null, string | null | undefined, string | null>;
-  generated_at: NullableTimestamp;
-  failure_reason: ColumnType<string | null, string | null | undefined, string | null>;
-  /** The READY output (CSV or JSON text). */
-  content: ColumnType<string | null, string | null | undefined, string | null>;
-  created_at: Timestamp;
-  updated_at: Timestamp;
-}
-
-export interface AnalyticsReportGenerationsTable {
-  id: string;
-  shop_id: string;
-  report_id: string;
-  type: AnalyticsReportType;
-  format: AnalyticsReportFormat;
-  period_from: Timestamp;
-  period_to: Timestamp;
-  status: ColumnType<
-    'QUEUED' | 'DONE' | 'FAILED',
-    'QUEUED' | 'DONE' | 'FAILED' | undefined,
-    'QUEUED' | 'DONE' | 'FAILED'
-  >;
-  attempts: ColumnType<number, number | undefined, number>;
-  lease_until: NullableTimestamp;
-  lease_token: ColumnType<string | null, string | null | undefined, string | null>;
-  error: ColumnType<string | null, string | null | undefined, string | null>;
-  requested_at: Timestamp;
-  finished_at: NullableTimestamp;
-}
-
-export interface Database {
-  analytics_reports: AnalyticsReportsTable;
-  analytics_report_generations: AnalyticsReportGenerationsTable;
-}
-
-export type AnalyticsReportRow = Selectable<AnalyticsReportsTable>;
-export type AnalyticsReportGenerationRow = Selectable<AnalyticsReportGenerationsTable>;
-
 // ---------------------------------------------------------------------------------------------------------------
-// Store settings (db/migrations/0018_store_settings.ts)
+// Store: settings and domains; email marketing (each setting's sealed provider API key, and the outbox of "add this
+// customer to the list" requests the worker sends: src/domain/store/email-marketing-sync.ts); Telegram messaging
+// bots, their users, and the outbox of notifications to them
 // ---------------------------------------------------------------------------------------------------------------
 
 /** A footer link of the layout (the contract's FulfillmentLink). */
@@ -1346,6 +1015,8 @@ export interface StoreSettingsTable {
   created_at: ColumnType<Date, Date | string | undefined, never>;
 }
 
+export type StoreSettingsRow = Selectable<StoreSettingsTable>;
+
 export type StoreDomainStatus = 'PENDING_VERIFICATION' | 'VERIFIED' | 'FAILED';
 export type StoreDomainSslStatus = 'PENDING' | 'ACTIVE' | 'FAILED';
 export type StoreDomainCheckError = 'RECORD_NOT_FOUND' | 'DNS_UNAVAILABLE';
@@ -1365,63 +1036,25 @@ export interface StoreDomainsTable {
   updated_at: Timestamp;
 }
 
-export interface Database {
-  store_settings: StoreSettingsTable;
-  store_domains: StoreDomainsTable;
-}
-
-export type StoreSettingsRow = Selectable<StoreSettingsTable>;
 export type StoreDomainRow = Selectable<StoreDomainsTable>;
 
-// ---------------------------------------------------------------------------------------------------------------
-// Shop owner accounts and consent-page sessions (db/migrations/0022_owner_sessions.ts)
-// ---------------------------------------------------------------------------------------------------------------
+export type EmailMarketingProvider = 'MAILCHIMP' | 'KLAVIYO' | 'SENDGRID' | 'BREVO';
 
-export interface OwnerAccountsTable {
+export interface EmailMarketingSettingsTable {
   id: string;
   shop_id: string;
-  email: string;
-  password_hash: string;
+  provider: EmailMarketingProvider;
+  enabled: Bool;
+  list_id: NullableText;
+  double_opt_in: Bool;
+  sync_customers: Bool;
+  last_synced_at: NullableTimestamp;
   created_at: Timestamp;
-  disabled_at: NullableTimestamp;
+  updated_at: Timestamp;
 }
 
-export interface OwnerSessionsTable {
-  id: string;
-  shop_id: string;
-  owner_id: string;
-  token_hash: string;
-  ip: string | null;
-  user_agent: string | null;
-  started_at: Timestamp;
-  expires_at: Timestamp;
-  ended_at: NullableTimestamp;
-}
+export type EmailMarketingSettingRow = Selectable<EmailMarketingSettingsTable>;
 
-export interface OwnerSignInFailuresTable {
-  id: Generated<string>;
-  ip: string;
-  email: string;
-  failed_at: Timestamp;
-}
-
-/** The consent page's entries name the owner and the session (0022). */
-export interface AuditEntriesTable {
-  owner_id: ColumnType<string | null, string | null | undefined, string | null>;
-  session_id: ColumnType<string | null, string | null | undefined, string | null>;
-}
-
-export interface Database {
-  owner_accounts: OwnerAccountsTable;
-  owner_sessions: OwnerSessionsTable;
-  owner_sign_in_failures: OwnerSignInFailuresTable;
-}
-
-export type OwnerAccountRow = Selectable<OwnerAccountsTable>;
-export type OwnerSessionRow = Selectable<OwnerSessionsTable>;
-
-// Email-marketing sync (migration 0024, src/domain/store/email-marketing-sync.ts): each setting's sealed provider API key,
-// and the outbox of "add this customer to the list" requests the worker sends.
 export interface EmailMarketingKeysTable {
   shop_id: string;
   setting_id: string;
@@ -1452,9 +1085,395 @@ export interface EmailMarketingSyncsTable {
   updated_at: Timestamp;
 }
 
-export interface Database {
-  email_marketing_keys: EmailMarketingKeysTable;
-  email_marketing_syncs: EmailMarketingSyncsTable;
+export type EmailMarketingSyncRow = Selectable<EmailMarketingSyncsTable>;
+
+export interface MessagingBotsTable {
+  id: string;
+  shop_id: string;
+  /** Telegram username, without the @. */
+  username: string;
+  name: NullableText;
+  /** The bot's Telegram token, sealed (src/platform/secret-box.ts); null: no token, no deliveries. */
+  token_sealed: Buffer | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
 }
 
-export type EmailMarketingSyncRow = Selectable<EmailMarketingSyncsTable>;
+export type MessagingBotRow = Selectable<MessagingBotsTable>;
+
+/** The notification switches of a bot user (MessagingNotificationSettings in the contract). */
+export type MessagingNotificationSwitch =
+  'order_paid' | 'order_completed' | 'ticket_replied' | 'review_created' | 'dispute_opened' | 'stock_low';
+
+export interface MessagingBotUsersTable extends Record<MessagingNotificationSwitch, Bool> {
+  id: string;
+  shop_id: string;
+  bot_id: string;
+  /** Decimal text of the Telegram user id. */
+  telegram_user_id: string;
+  username: NullableText;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export type MessagingBotUserRow = Selectable<MessagingBotUsersTable>;
+
+export type BotNotificationStatus = 'PENDING' | 'RETRYING' | 'SENT' | 'FAILED';
+
+/** The outbox of messages to bot users, sent by the worker. */
+export interface BotNotificationsTable {
+  id: string;
+  shop_id: string;
+  bot_id: string;
+  bot_user_id: string;
+  event_id: string;
+  event_type: string;
+  text: string;
+  status: BotNotificationStatus;
+  attempts: Int;
+  next_attempt_at: NullableTimestamp;
+  lease_until: NullableTimestamp;
+  lease_token: string | null;
+  last_error: string | null;
+  sent_at: NullableTimestamp;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export type BotNotificationRow = Selectable<BotNotificationsTable>;
+
+// ---------------------------------------------------------------------------------------------------------------
+// Analytics reports: a report definition per shop, its queued and finished generations (claimed by the worker with
+// a lease), and the last generation's output (src/domain/analytics/reports.ts)
+// ---------------------------------------------------------------------------------------------------------------
+
+export type AnalyticsReportType = 'SALES' | 'PRODUCTS' | 'CUSTOMERS' | 'GATEWAYS' | 'AFFILIATES';
+export type AnalyticsReportFormat = 'CSV' | 'JSON';
+export type AnalyticsReportStatus = 'NEVER_GENERATED' | 'GENERATING' | 'READY' | 'FAILED';
+
+export interface AnalyticsReportsTable {
+  id: string;
+  shop_id: string;
+  name: string;
+  type: AnalyticsReportType;
+  format: ColumnType<AnalyticsReportFormat, AnalyticsReportFormat | undefined, AnalyticsReportFormat>;
+  status: ColumnType<AnalyticsReportStatus, AnalyticsReportStatus | undefined, AnalyticsReportStatus>;
+  period_from: NullableTimestamp;
+  period_to: NullableTimestamp;
+  generation_id: ColumnType<string | null, string | null | undefined, string | null>;
+  generated_at: NullableTimestamp;
+  failure_reason: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The READY output (CSV or JSON text). */
+  content: ColumnType<string | null, string | null | undefined, string | null>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export type AnalyticsReportRow = Selectable<AnalyticsReportsTable>;
+
+export interface AnalyticsReportGenerationsTable {
+  id: string;
+  shop_id: string;
+  report_id: string;
+  type: AnalyticsReportType;
+  format: AnalyticsReportFormat;
+  period_from: Timestamp;
+  period_to: Timestamp;
+  status: ColumnType<
+    'QUEUED' | 'DONE' | 'FAILED',
+    'QUEUED' | 'DONE' | 'FAILED' | undefined,
+    'QUEUED' | 'DONE' | 'FAILED'
+  >;
+  attempts: ColumnType<number, number | undefined, number>;
+  lease_until: NullableTimestamp;
+  lease_token: ColumnType<string | null, string | null | undefined, string | null>;
+  error: ColumnType<string | null, string | null | undefined, string | null>;
+  requested_at: Timestamp;
+  finished_at: NullableTimestamp;
+}
+
+export type AnalyticsReportGenerationRow = Selectable<AnalyticsReportGenerationsTable>;
+
+// ---------------------------------------------------------------------------------------------------------------
+// Events, webhook endpoints, deliveries and attempts, queued outbound mail, the audit trail
+// ---------------------------------------------------------------------------------------------------------------
+
+/** The status of a leased delivery (webhook deliveries and attempts, dynamic deliveries). */
+export type DeliveryStatus = 'PENDING' | 'RETRYING' | 'SUCCEEDED' | 'FAILED';
+
+export interface EventsTable {
+  id: string;
+  shop_id: string;
+  type: string;
+  /**
+   * JSON text of the event's data, exactly as first serialised: jsonb would reorder keys and JSON.parse would round
+   * amounts beyond a double's precision; the webhook body and the events API send these bytes unchanged.
+   */
+  data: string;
+  created_at: Timestamp;
+}
+
+export type EventRow = Selectable<EventsTable>;
+
+export interface WebhookEndpointsTable {
+  id: string;
+  shop_id: string;
+  url: string;
+  events: string[];
+  description: string | null;
+  enabled: Generated<boolean>;
+  /** Encrypted (src/platform/secret-box.ts). */
+  secret: Buffer;
+  previous_secret: Buffer | null;
+  previous_secret_expires_at: NullableTimestamp;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export type WebhookEndpointRow = Selectable<WebhookEndpointsTable>;
+
+export interface WebhookDeliveriesTable {
+  id: string;
+  shop_id: string;
+  endpoint_id: string;
+  event_id: string;
+  status: DeliveryStatus;
+  attempts: Generated<number>;
+  next_attempt_at: NullableTimestamp;
+  pending_attempt_id: string | null;
+  manual: Generated<boolean>;
+  lease_until: NullableTimestamp;
+  lease_token: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;
+
+/** The contract's WebhookAttemptError codes (src/worker/webhook-delivery.ts lists them at run time). */
+export type WebhookAttemptErrorCode =
+  | 'CONNECTION_REFUSED'
+  | 'CONNECT_TIMEOUT'
+  | 'TIMEOUT'
+  | 'DNS_FAILURE'
+  | 'TLS_ERROR'
+  | 'CONNECTION_RESET'
+  | 'HOST_UNREACHABLE'
+  | 'INVALID_RESPONSE'
+  | 'NETWORK_ERROR'
+  | 'PRIVATE_TARGET_REFUSED'
+  | 'INVALID_TARGET'
+  | 'HTTP_ERROR';
+
+export interface WebhookAttemptsTable {
+  id: string;
+  shop_id: string;
+  delivery_id: string;
+  endpoint_id: string;
+  event_id: string;
+  event_type: string;
+  url: string;
+  attempt: number;
+  status: DeliveryStatus;
+  response_status: number | null;
+  response_body: string | null;
+  duration_ms: number | null;
+  /** Why the attempt failed; null while queued and when delivered. Set with `error`. */
+  error_code: WebhookAttemptErrorCode | null;
+  /** The failure's message for the merchant (host and port at most: never a path, header, signature or secret). */
+  error: string | null;
+  next_retry_at: NullableTimestamp;
+  attempted_at: NullableTimestamp;
+  created_at: Timestamp;
+}
+
+export type WebhookAttemptRow = Selectable<WebhookAttemptsTable>;
+
+export interface OutboundEmailsTable {
+  id: string;
+  shop_id: string;
+  to_address: string;
+  template: string;
+  subject: string;
+  html: string;
+  text: string;
+  status: 'QUEUED' | 'SENT' | 'RECORDED' | 'FAILED';
+  attempts: Generated<number>;
+  next_attempt_at: NullableTimestamp;
+  lease_until: NullableTimestamp;
+  last_error: string | null;
+  provider_message_id: string | null;
+  sent_at: NullableTimestamp;
+  created_at: Timestamp;
+}
+
+export type OutboundEmailRow = Selectable<OutboundEmailsTable>;
+
+export interface AuditEntriesTable {
+  id: string;
+  shop_id: string;
+  occurred_at: Timestamp;
+  credential_id: string | null;
+  credential_kind: string;
+  /** The consent page's entries name the owner and the session (they have no credential). */
+  owner_id: ColumnType<string | null, string | null | undefined, string | null>;
+  session_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Null for the consent page's entries (sign-in, sign-out, approvals, denials: no API operation). */
+  operation_id: string | null;
+  method: string;
+  path: string;
+  action: string;
+  resource_type: string | null;
+  resource_id: string | null;
+  path_params: ColumnType<Record<string, string>, string | undefined, string>;
+  status: number;
+  error_code: string | null;
+  ip: string | null;
+  user_agent: string | null;
+  request_id: string;
+}
+
+export type AuditEntryRow = Selectable<AuditEntriesTable>;
+
+// ---------------------------------------------------------------------------------------------------------------
+// Security: shop owner accounts and consent-page sessions; OAuth 2.0 (src/auth/oauth-grants.ts): apps are global
+// rows; grants, codes and refresh tokens are shop-owned; access tokens are `credentials` rows of kind
+// oauth_access_token with a grant and an expiry
+// ---------------------------------------------------------------------------------------------------------------
+
+export interface OwnerAccountsTable {
+  id: string;
+  shop_id: string;
+  email: string;
+  password_hash: string;
+  created_at: Timestamp;
+  disabled_at: NullableTimestamp;
+}
+
+export type OwnerAccountRow = Selectable<OwnerAccountsTable>;
+
+export interface OwnerSessionsTable {
+  id: string;
+  shop_id: string;
+  owner_id: string;
+  token_hash: string;
+  ip: string | null;
+  user_agent: string | null;
+  started_at: Timestamp;
+  expires_at: Timestamp;
+  ended_at: NullableTimestamp;
+}
+
+export type OwnerSessionRow = Selectable<OwnerSessionsTable>;
+
+export interface OwnerSignInFailuresTable {
+  id: Generated<string>;
+  ip: string;
+  email: string;
+  failed_at: Timestamp;
+}
+
+export interface OAuthClientsTable {
+  id: string;
+  name: string;
+  is_public: boolean;
+  /** SHA-256 of the client secret `mcs_…`, hex; null for a public client. */
+  secret_hash: string | null;
+  secret_prefix: string | null;
+  redirect_uris: string[];
+  scopes: string[];
+  /** Set: only this shop may authorize the app; null: any shop may install it. */
+  owner_shop_id: string | null;
+  created_at: Timestamp;
+  revoked_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+}
+
+export type OAuthClientRow = Selectable<OAuthClientsTable>;
+
+export type OAuthGrantRevokedReason =
+  'code_replayed' | 'refresh_token_reused' | 'revoked_by_client' | 'revoked_by_operator' | 'app_revoked';
+
+export interface OAuthGrantsTable {
+  id: string;
+  shop_id: string;
+  client_id: string;
+  scopes: string[];
+  granted_by_kind: 'owner' | 'credential';
+  granted_by_id: string;
+  session_id: string | null;
+  created_at: Timestamp;
+  revoked_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  revoked_reason: ColumnType<
+    OAuthGrantRevokedReason | null,
+    OAuthGrantRevokedReason | null | undefined,
+    OAuthGrantRevokedReason | null
+  >;
+}
+
+export type OAuthGrantRow = Selectable<OAuthGrantsTable>;
+
+export interface OAuthCodesTable {
+  id: string;
+  shop_id: string;
+  grant_id: string;
+  code_hash: string;
+  client_id: string;
+  redirect_uri: string;
+  code_challenge: string | null;
+  code_challenge_method: 'S256' | null;
+  expires_at: Timestamp;
+  used_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  created_at: Timestamp;
+}
+
+export type OAuthCodeRow = Selectable<OAuthCodesTable>;
+
+export interface OAuthRefreshTokensTable {
+  id: string;
+  shop_id: string;
+  grant_id: string;
+  token_hash: string;
+  scopes: string[];
+  expires_at: Timestamp;
+  used_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  revoked_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  created_at: Timestamp;
+}
+
+export type OAuthRefreshTokenRow = Selectable<OAuthRefreshTokensTable>;
+
+// ---------------------------------------------------------------------------------------------------------------
+// Platform: idempotency keys, server secrets
+// ---------------------------------------------------------------------------------------------------------------
+
+/** One idempotency key of one credential for one operation (see src/platform/idempotency.ts). */
+export interface IdempotencyKeysTable {
+  credential_id: string;
+  operation_id: string;
+  key: string;
+  /** SHA-256 (hex) of method, path and canonical JSON body. */
+  fingerprint: string;
+  state: 'processing' | 'completed';
+  /** When the current owner claimed (or took over) the key, by the API's clock. */
+  locked_at: Timestamp;
+  /** The current owner: a random token per request; null on rows claimed before leases were introduced. */
+  owner_token: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Database time until which the owner holds the key; it renews this while its request runs. */
+  lease_expires_at: Timestamp;
+  response_status: number | null;
+  /** Headers replayed with the stored response (JSON object of strings). */
+  response_headers: ColumnType<Record<string, string> | null, string | null | undefined, string | null>;
+  /** The exact JSON text sent the first time. */
+  response_body: string | null;
+  created_at: Timestamp;
+  completed_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  expires_at: Timestamp;
+}
+
+export type IdempotencyKeyRow = Selectable<IdempotencyKeysTable>;
+
+export interface ServerSecretsTable {
+  name: string;
+  secret: Buffer;
+  created_at: Timestamp;
+}
