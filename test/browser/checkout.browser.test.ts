@@ -1,25 +1,22 @@
 // The hosted checkout as a buyer uses it, in headless Chromium: open the invoice of an order made through the API,
 // pay with SANDBOX on the gateway's page, and come back to the invoice showing the delivered serial. A screenshot of
 // that page is left in test-artifacts/checkout.png; and the same through a payment link (payment-link.png).
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
-import { chromium, type BrowserContext } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
+import { chromiumTest, haveChromium, launchChromium, type Chromium } from '../helpers/chromium';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
 
-const chromiumPath = '/usr/bin/chromium';
-const haveChromium = existsSync(chromiumPath);
-if (!haveChromium)
-  console.warn(`checkout browser test skipped: ${chromiumPath} is missing (apt-get install -y chromium)`);
+const browserTest = chromiumTest('checkout browser test');
 
 const artifacts = join(__dirname, '..', '..', 'test-artifacts');
 let t: TestApp;
 let server: Server;
 let base: string;
-let profile: string;
+let chrome: Chromium | undefined;
 let browser: BrowserContext | undefined;
 
 beforeAll(async () => {
@@ -30,25 +27,12 @@ beforeAll(async () => {
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   t = await startTestApp({ env: { PUBLIC_URL: base } });
   server.on('request', t.app);
-  profile = mkdtempSync(join(tmpdir(), 'mdapi-chromium-'));
-  browser = await chromium.launchPersistentContext(profile, {
-    executablePath: chromiumPath,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  chrome = await launchChromium();
+  browser = chrome.browser;
 });
 
 afterAll(async () => {
-  await browser?.close();
-  if (profile) rmSync(profile, { recursive: true, force: true });
+  await chrome?.close();
   if (server) {
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
@@ -56,7 +40,7 @@ afterAll(async () => {
   await t?.close();
 });
 
-(haveChromium ? test : test.skip)('a buyer pays an invoice with SANDBOX and sees the serial', async () => {
+browserTest('a buyer pays an invoice with SANDBOX and sees the serial', async () => {
   const shopId = await t.createShop({ name: 'Serial Shop' });
   const { key } = await t.createKey(shopId, ['*']);
   const productId = (
@@ -89,40 +73,37 @@ afterAll(async () => {
   await tab.close();
 });
 
-(haveChromium ? test : test.skip)(
-  'a buyer opens a payment link, gives an email, pays and sees the serial',
-  async () => {
-    const shopId = await t.createShop({ name: 'Link Shop' });
-    const { key } = await t.createKey(shopId, ['*']);
-    const productId = (
-      await t.seed(shopId, {
-        products: [{ title: 'Game key', type: 'SERIALS', price: '7.00', serials: ['LINK-KEY-0001'] }],
-        gateways: [{ code: 'SANDBOX', kind: 'SESSION' }],
-      })
-    ).products[0]!;
-    const link = await request(t.app)
-      .post('/dev/v1/payment-links')
-      .set(bearer(key))
-      .send({ title: 'Launch offer', product_id: productId, max_uses: 1 });
-    expect(link.status).toBe(201);
+browserTest('a buyer opens a payment link, gives an email, pays and sees the serial', async () => {
+  const shopId = await t.createShop({ name: 'Link Shop' });
+  const { key } = await t.createKey(shopId, ['*']);
+  const productId = (
+    await t.seed(shopId, {
+      products: [{ title: 'Game key', type: 'SERIALS', price: '7.00', serials: ['LINK-KEY-0001'] }],
+      gateways: [{ code: 'SANDBOX', kind: 'SESSION' }],
+    })
+  ).products[0]!;
+  const link = await request(t.app)
+    .post('/dev/v1/payment-links')
+    .set(bearer(key))
+    .send({ title: 'Launch offer', product_id: productId, max_uses: 1 });
+  expect(link.status).toBe(201);
 
-    const tab = await browser!.newPage();
-    await tab.goto(link.body.data.url);
-    expect(await tab.textContent('h1')).toBe('Launch offer');
-    await tab.fill('input[name="email"]', 'linkbuyer@example.com');
-    await Promise.all([tab.waitForURL(/\/invoice\/[0-9a-f-]{36}$/), tab.click('text=Continue to payment')]);
-    expect(await tab.textContent('#total')).toBe('7.00 USD');
+  const tab = await browser!.newPage();
+  await tab.goto(link.body.data.url);
+  expect(await tab.textContent('h1')).toBe('Launch offer');
+  await tab.fill('input[name="email"]', 'linkbuyer@example.com');
+  await Promise.all([tab.waitForURL(/\/invoice\/[0-9a-f-]{36}$/), tab.click('text=Continue to payment')]);
+  expect(await tab.textContent('#total')).toBe('7.00 USD');
 
-    await Promise.all([tab.waitForURL(/\/sandbox\/checkout\/sbx_/), tab.click('text=Pay with SANDBOX')]);
-    await Promise.all([tab.waitForURL(/\/invoice\//), tab.click('button:text-is("Pay")')]);
-    expect(await tab.textContent('#status')).toBe('COMPLETED');
-    expect(await tab.textContent('.codes')).toContain('LINK-KEY-0001');
-    mkdirSync(artifacts, { recursive: true });
-    await tab.screenshot({ path: join(artifacts, 'payment-link.png'), fullPage: true });
+  await Promise.all([tab.waitForURL(/\/sandbox\/checkout\/sbx_/), tab.click('text=Pay with SANDBOX')]);
+  await Promise.all([tab.waitForURL(/\/invoice\//), tab.click('button:text-is("Pay")')]);
+  expect(await tab.textContent('#status')).toBe('COMPLETED');
+  expect(await tab.textContent('.codes')).toContain('LINK-KEY-0001');
+  mkdirSync(artifacts, { recursive: true });
+  await tab.screenshot({ path: join(artifacts, 'payment-link.png'), fullPage: true });
 
-    // Its one use is taken: the link now says so.
-    await tab.goto(link.body.data.url);
-    expect(await tab.textContent('#unavailable')).toContain('used as many times');
-    await tab.close();
-  },
-);
+  // Its one use is taken: the link now says so.
+  await tab.goto(link.body.data.url);
+  expect(await tab.textContent('#unavailable')).toContain('used as many times');
+  await tab.close();
+});

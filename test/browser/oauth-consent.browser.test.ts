@@ -5,22 +5,19 @@
 // /oauth/token and the token reads GET /orders. Then a denial lands there with error=access_denied. Screenshots of
 // the consent page are left in test-artifacts/oauth-consent.png.
 import { once } from 'node:events';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
-import { chromium, type BrowserContext } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
+import { chromiumTest, haveChromium, launchChromium, type Chromium } from '../helpers/chromium';
 import { scopeDescriptions } from '../../src/auth/scope-descriptions';
 import { createApp as createOAuthApp } from '../../src/ops/oauth-admin';
 import { createOwner } from '../../src/ops/owner-admin';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
 
-const chromiumPath = '/usr/bin/chromium';
-const haveChromium = existsSync(chromiumPath);
-if (!haveChromium)
-  console.warn(`OAuth consent browser test skipped: ${chromiumPath} is missing (apt-get install -y chromium)`);
+const browserTest = chromiumTest('OAuth consent browser test');
 
 type Client = typeof import('openid-client');
 const artifacts = join(__dirname, '..', '..', 'test-artifacts');
@@ -33,7 +30,7 @@ let api: Server;
 let callbackServer: Server;
 let base: string;
 let redirectUri: string;
-let profile: string;
+let chrome: Chromium | undefined;
 let browser: BrowserContext | undefined;
 const landed: string[] = [];
 let shopId: string;
@@ -64,25 +61,12 @@ beforeAll(async () => {
   shopId = await t.createShop({ name: 'Browser Shop' });
   apiKey = (await t.createKey(shopId, ['*'])).key;
   await createOwner(t.db, { shopId, email: ownerEmail, password: ownerPassword });
-  profile = mkdtempSync(join(tmpdir(), 'mdapi-chromium-'));
-  browser = await chromium.launchPersistentContext(profile, {
-    executablePath: chromiumPath,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  chrome = await launchChromium();
+  browser = chrome.browser;
 });
 
 afterAll(async () => {
-  await browser?.close();
-  if (profile) rmSync(profile, { recursive: true, force: true });
+  await chrome?.close();
   for (const server of [api, callbackServer]) {
     if (!server) continue;
     server.closeAllConnections();
@@ -108,7 +92,7 @@ async function clientConfig() {
   return { app, config };
 }
 
-(haveChromium ? test : test.skip)(
+browserTest(
   'sign in, see the scopes, approve, land on the app with code and state; the library exchanges the code',
   async () => {
     const [product] = (await t.seed(shopId, { products: [{ title: 'Thing', price: '5.00', type: 'SERVICE' }] }))
@@ -204,27 +188,24 @@ async function clientConfig() {
   },
 );
 
-(haveChromium ? test : test.skip)(
-  'a signed-in owner denies: the app gets error=access_denied and its state',
-  async () => {
-    const { config } = await clientConfig();
-    const state = oidc.randomState();
-    const url = oidc.buildAuthorizationUrl(config, {
-      redirect_uri: redirectUri,
-      scope: 'orders.read',
-      code_challenge: await oidc.calculatePKCECodeChallenge(oidc.randomPKCECodeVerifier()),
-      code_challenge_method: 'S256',
-      state,
-    });
-    const tab = await browser!.newPage();
-    await tab.goto(url.href);
-    // Still signed in from the first test (the session cookie): straight to the approval page.
-    expect(await tab.textContent('#owner-email')).toBe(ownerEmail);
-    await Promise.all([tab.waitForURL((u) => u.href.startsWith(redirectUri)), tab.click('#deny button')]);
-    const callback = new URL(tab.url());
-    expect(callback.searchParams.get('error')).toBe('access_denied');
-    expect(callback.searchParams.get('state')).toBe(state);
-    expect(callback.searchParams.get('code')).toBeNull();
-    await tab.close();
-  },
-);
+browserTest('a signed-in owner denies: the app gets error=access_denied and its state', async () => {
+  const { config } = await clientConfig();
+  const state = oidc.randomState();
+  const url = oidc.buildAuthorizationUrl(config, {
+    redirect_uri: redirectUri,
+    scope: 'orders.read',
+    code_challenge: await oidc.calculatePKCECodeChallenge(oidc.randomPKCECodeVerifier()),
+    code_challenge_method: 'S256',
+    state,
+  });
+  const tab = await browser!.newPage();
+  await tab.goto(url.href);
+  // Still signed in from the first test (the session cookie): straight to the approval page.
+  expect(await tab.textContent('#owner-email')).toBe(ownerEmail);
+  await Promise.all([tab.waitForURL((u) => u.href.startsWith(redirectUri)), tab.click('#deny button')]);
+  const callback = new URL(tab.url());
+  expect(callback.searchParams.get('error')).toBe('access_denied');
+  expect(callback.searchParams.get('state')).toBe(state);
+  expect(callback.searchParams.get('code')).toBeNull();
+  await tab.close();
+});

@@ -1,24 +1,19 @@
 // A theme preview as a merchant opens it, in headless Chromium: save a draft through the API, start a preview, open
 // its private URL and see the draft's content; stop the session and see it gone. Skipped when /usr/bin/chromium is
 // missing (apt-get install -y chromium), like test/browser/checkout.browser.test.ts.
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import request from 'supertest';
-import { chromium, type BrowserContext } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
+import { chromiumTest, haveChromium, launchChromium, type Chromium } from '../helpers/chromium';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
 
-const chromiumPath = '/usr/bin/chromium';
-const haveChromium = existsSync(chromiumPath);
-if (!haveChromium)
-  console.warn(`theme preview browser test skipped: ${chromiumPath} is missing (apt-get install -y chromium)`);
+const browserTest = chromiumTest('theme preview browser test');
 
 let t: TestApp;
 let server: Server;
 let base: string;
-let profile: string;
+let chrome: Chromium | undefined;
 let browser: BrowserContext | undefined;
 
 beforeAll(async () => {
@@ -29,25 +24,12 @@ beforeAll(async () => {
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   t = await startTestApp({ env: { PUBLIC_URL: base } });
   server.on('request', t.app);
-  profile = mkdtempSync(join(tmpdir(), 'mdapi-chromium-'));
-  browser = await chromium.launchPersistentContext(profile, {
-    executablePath: chromiumPath,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  chrome = await launchChromium();
+  browser = chrome.browser;
 });
 
 afterAll(async () => {
-  await browser?.close();
-  if (profile) rmSync(profile, { recursive: true, force: true });
+  await chrome?.close();
   if (server) {
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
@@ -55,55 +37,52 @@ afterAll(async () => {
   await t?.close();
 });
 
-(haveChromium ? test : test.skip)(
-  'the preview URL shows the draft in a browser, and nothing once stopped',
-  async () => {
-    const shopId = await t.createShop({ name: 'Preview Shop' });
-    const { key } = await t.createKey(shopId, ['themes.read', 'themes.write']);
-    const api = request(t.app);
-    const created = await api
-      .post('/dev/v1/themes/control/create')
-      .set(bearer(key))
-      .send({ name: 'Spring', base: 'starlight' });
-    expect(created.status).toBe(201);
-    const id: string = created.body.data.id;
-    const saved = await api
-      .put(`/dev/v1/themes/${id}/control/document`)
-      .set(bearer(key))
-      .send({
-        expected_revision: 1,
-        document: {
-          sections: [
-            { type: 'hero', title: 'Spring collection <em>now</em>', subtitle: 'Fresh arrivals' },
-            { type: 'testimonials', items: [{ quote: 'Lovely shop', author: 'Ada' }] },
-          ],
-        },
-      });
-    expect(saved.status).toBe(200);
-    const session = await api.post(`/dev/v1/themes/${id}/control/preview`).set(bearer(key)).send({});
-    expect(session.status).toBe(201);
-    const url: string = session.body.data.url;
-    expect(url.startsWith(`${base}/theme-preview/`)).toBe(true);
+browserTest('the preview URL shows the draft in a browser, and nothing once stopped', async () => {
+  const shopId = await t.createShop({ name: 'Preview Shop' });
+  const { key } = await t.createKey(shopId, ['themes.read', 'themes.write']);
+  const api = request(t.app);
+  const created = await api
+    .post('/dev/v1/themes/control/create')
+    .set(bearer(key))
+    .send({ name: 'Spring', base: 'starlight' });
+  expect(created.status).toBe(201);
+  const id: string = created.body.data.id;
+  const saved = await api
+    .put(`/dev/v1/themes/${id}/control/document`)
+    .set(bearer(key))
+    .send({
+      expected_revision: 1,
+      document: {
+        sections: [
+          { type: 'hero', title: 'Spring collection <em>now</em>', subtitle: 'Fresh arrivals' },
+          { type: 'testimonials', items: [{ quote: 'Lovely shop', author: 'Ada' }] },
+        ],
+      },
+    });
+  expect(saved.status).toBe(200);
+  const session = await api.post(`/dev/v1/themes/${id}/control/preview`).set(bearer(key)).send({});
+  expect(session.status).toBe(201);
+  const url: string = session.body.data.url;
+  expect(url.startsWith(`${base}/theme-preview/`)).toBe(true);
 
-    const requested: string[] = [];
-    const tab = await browser!.newPage();
-    tab.on('request', (r) => requested.push(r.url()));
-    const response = await tab.goto(url);
-    expect(response?.status()).toBe(200);
-    // The markup in the title is text, not an element.
-    expect(await tab.textContent('h1')).toBe('Spring collection <em>now</em>');
-    expect(await tab.locator('h1 em').count()).toBe(0);
-    expect(await tab.textContent('blockquote')).toContain('Lovely shop');
-    expect(await tab.textContent('.preview-bar')).toContain('revision 2');
-    // The page loaded nothing but itself.
-    expect(requested.filter((u) => !u.endsWith('/favicon.ico'))).toEqual([url]);
+  const requested: string[] = [];
+  const tab = await browser!.newPage();
+  tab.on('request', (r) => requested.push(r.url()));
+  const response = await tab.goto(url);
+  expect(response?.status()).toBe(200);
+  // The markup in the title is text, not an element.
+  expect(await tab.textContent('h1')).toBe('Spring collection <em>now</em>');
+  expect(await tab.locator('h1 em').count()).toBe(0);
+  expect(await tab.textContent('blockquote')).toContain('Lovely shop');
+  expect(await tab.textContent('.preview-bar')).toContain('revision 2');
+  // The page loaded nothing but itself.
+  expect(requested.filter((u) => !u.endsWith('/favicon.ico'))).toEqual([url]);
 
-    const stopped = await api.delete(`/dev/v1/themes/${id}/control/preview/${session.body.data.id}`).set(bearer(key));
-    expect(stopped.status).toBe(200);
-    const after = await tab.goto(url);
-    expect(after?.status()).toBe(410);
-    expect(await tab.textContent('body')).not.toContain('Spring collection');
-    expect(await tab.textContent('h1')).toBe('Preview ended');
-    await tab.close();
-  },
-);
+  const stopped = await api.delete(`/dev/v1/themes/${id}/control/preview/${session.body.data.id}`).set(bearer(key));
+  expect(stopped.status).toBe(200);
+  const after = await tab.goto(url);
+  expect(after?.status()).toBe(410);
+  expect(await tab.textContent('body')).not.toContain('Spring collection');
+  expect(await tab.textContent('h1')).toBe('Preview ended');
+  await tab.close();
+});
