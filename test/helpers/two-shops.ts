@@ -20,7 +20,7 @@ import { createPayment } from '../../src/domain/payments/payments';
 import { createWebhook } from '../../src/domain/webhooks/webhooks';
 import { startPreview } from '../../src/domain/themes/themes';
 import { newId, newUniqid } from '../../src/ids';
-import { Effects } from '../../src/platform/unit-of-work';
+import { Effects, shopWrite } from '../../src/platform/unit-of-work';
 import { systemClock } from '../../src/platform/clock';
 import { emitEvent } from '../../src/domain/effects';
 import { loadSecretBox } from '../../src/platform/secret-box';
@@ -397,7 +397,7 @@ const themes: SeedStep = async (t, shopId) => {
   const session = await t.db
     .transaction()
     .execute((trx) =>
-      startPreview(trx, shopId, theme, {}, new Effects(), { clock: systemClock, publicUrl: t.config.publicUrl }),
+      startPreview(shopWrite(trx, shopId, new Effects(), systemClock), theme, {}, { publicUrl: t.config.publicUrl }),
     );
   return { theme, previewSession: session.id };
 };
