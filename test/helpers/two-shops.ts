@@ -238,11 +238,10 @@ const catalogAndCustomers: SeedStep = async (t, shopId) => {
 };
 
 const webhooksAndEvents: SeedStep = async (t, shopId) => {
-  const deps = { clock: systemClock, secrets: await loadSecretBox(t.db, undefined), allowPrivateTargets: true };
+  const deps = { secrets: await loadSecretBox(t.db, undefined), allowPrivateTargets: true };
   return t.db.transaction().execute(async (trx) => {
     const webhook = await createWebhook(
-      trx,
-      shopId,
+      shopWrite(trx, shopId, new Effects(), systemClock),
       { url: 'https://hooks.example.com/tenancy', events: ['order:paid'], description: 'tenancy' },
       deps,
     );
