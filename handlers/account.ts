@@ -31,7 +31,7 @@ function header(headers: Record<string, string | string[] | undefined>, name: st
 }
 
 export const approveOAuthAuthorization: OperationHandler<'approveOAuthAuthorization'> = async (ctx) => ({
-  data: await approveAuthorization(ctx.db, ctx.auth, ctx.body, ctx.services.clock.now()),
+  data: await approveAuthorization(ctx.write, ctx.auth, ctx.body),
   // The redirect URL holds a code: no cache may keep it (RFC 6749 §5.1's rule for tokens, applied to the code).
   headers: { ...noStoreHeaders },
 });

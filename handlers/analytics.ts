@@ -18,16 +18,11 @@ export const listAnalyticsReports: OperationHandler<'listAnalyticsReports'> = as
 });
 
 export const generateAnalyticsReport: OperationHandler<'generateAnalyticsReport'> = async ({
-  db,
-  auth,
+  write,
   params,
   body,
-  effects,
   services,
 }) => ({
   status: 202,
-  data: await generateReport(db, auth.shop.id, params.id, body, effects, {
-    clock: services.clock,
-    publicUrl: services.config.publicUrl,
-  }),
+  data: await generateReport(write, params.id, body, { publicUrl: services.config.publicUrl }),
 });

@@ -12,28 +12,16 @@ export const getStoreBranding: OperationHandler<'getStoreBranding'> = async ({ d
   data: await getBranding(db, auth.shop.id),
 });
 
-export const updateStoreBranding: OperationHandler<'updateStoreBranding'> = async ({
-  db,
-  auth,
-  body,
-  effects,
-  services,
-}) => ({
-  data: await replaceBranding(db, auth.shop.id, body, effects, services.clock),
+export const updateStoreBranding: OperationHandler<'updateStoreBranding'> = async ({ write, body }) => ({
+  data: await replaceBranding(write, body),
 });
 
 export const getStoreLayout: OperationHandler<'getStoreLayout'> = async ({ db, auth }) => ({
   data: await getLayout(db, auth.shop.id),
 });
 
-export const updateStoreLayout: OperationHandler<'updateStoreLayout'> = async ({
-  db,
-  auth,
-  body,
-  effects,
-  services,
-}) => ({
-  data: await replaceLayout(db, auth.shop.id, body, effects, services.clock),
+export const updateStoreLayout: OperationHandler<'updateStoreLayout'> = async ({ write, body }) => ({
+  data: await replaceLayout(write, body),
 });
 
 export const listStoreDomains: OperationHandler<'listStoreDomains'> = listHandler(
@@ -41,20 +29,13 @@ export const listStoreDomains: OperationHandler<'listStoreDomains'> = listHandle
   () => undefined,
 );
 
-export const addStoreDomain: OperationHandler<'addStoreDomain'> = async ({ db, auth, body, effects, services }) => ({
+export const addStoreDomain: OperationHandler<'addStoreDomain'> = async ({ write, auth, body }) => ({
   status: 201,
-  data: await addDomain(db, auth.shop, body, effects, { clock: services.clock }),
+  data: await addDomain(write, auth.shop, body),
 });
 
-export const verifyStoreDomain: OperationHandler<'verifyStoreDomain'> = async ({
-  db,
-  auth,
-  params,
-  effects,
-  services,
-}) => ({
-  data: await verifyDomain(db, auth.shop.id, params.id, effects, {
-    clock: services.clock,
+export const verifyStoreDomain: OperationHandler<'verifyStoreDomain'> = async ({ write, params, services }) => ({
+  data: await verifyDomain(write, params.id, {
     dns: { servers: services.config.dnsServers, timeoutMs: services.config.dnsTimeoutMs },
   }),
 });
@@ -68,11 +49,9 @@ export const listEmailMarketingSettings: OperationHandler<'listEmailMarketingSet
 );
 
 export const updateMessagingBotNotifications: OperationHandler<'updateMessagingBotNotifications'> = async ({
-  db,
-  auth,
+  write,
   params,
   body,
-  services,
 }) => ({
-  data: await updateBotNotifications(db, auth.shop.id, params.botId, body, services.clock),
+  data: await updateBotNotifications(write, params.botId, body),
 });

@@ -1,5 +1,5 @@
 // The theme operations: thin wrappers over src/domain/themes/themes.ts (reads get a ReadDb, writes the unit of work's
-// transaction and effects).
+// ShopWrite).
 import {
   createTheme as create,
   getDocumentSchema,
@@ -18,39 +18,25 @@ import { listHandler } from '../src/http/list-handler';
 
 export const listThemes: OperationHandler<'listThemes'> = listHandler(themeCursorList, () => undefined);
 
-export const createTheme: OperationHandler<'createTheme'> = async ({ db, auth, body, effects, services }) => ({
+export const createTheme: OperationHandler<'createTheme'> = async ({ write, body }) => ({
   status: 201,
-  data: await create(db, auth.shop.id, body, effects, services.clock),
+  data: await create(write, body),
 });
 
 export const getThemeSettings: OperationHandler<'getThemeSettings'> = async ({ db, auth, params }) => ({
   data: await readSettings(db, auth.shop.id, params.id),
 });
 
-export const updateThemeSettings: OperationHandler<'updateThemeSettings'> = async ({
-  db,
-  auth,
-  params,
-  body,
-  effects,
-  services,
-}) => ({
-  data: await writeSettings(db, auth.shop.id, params.id, body.settings, effects, services.clock),
+export const updateThemeSettings: OperationHandler<'updateThemeSettings'> = async ({ write, params, body }) => ({
+  data: await writeSettings(write, params.id, body.settings),
 });
 
 export const getThemeDocument: OperationHandler<'getThemeDocument'> = async ({ db, auth, params }) => ({
   data: await getPublishedDocument(db, auth.shop.id, params.id),
 });
 
-export const saveThemeDocument: OperationHandler<'saveThemeDocument'> = async ({
-  db,
-  auth,
-  params,
-  body,
-  effects,
-  services,
-}) => ({
-  data: await saveDraft(db, auth.shop.id, params.id, body, effects, services.clock),
+export const saveThemeDocument: OperationHandler<'saveThemeDocument'> = async ({ write, params, body }) => ({
+  data: await saveDraft(write, params.id, body),
 });
 
 export const getThemeDraft: OperationHandler<'getThemeDraft'> = async ({ db, auth, params }) => ({
@@ -62,37 +48,19 @@ export const getThemeDocumentSchema: OperationHandler<'getThemeDocumentSchema'> 
 });
 
 export const createThemePreview: OperationHandler<'createThemePreview'> = async ({
-  db,
-  auth,
+  write,
   params,
   body,
-  effects,
   services,
 }) => ({
   status: 201,
-  data: await startPreview(db, auth.shop.id, params.id, body ?? {}, effects, {
-    clock: services.clock,
-    publicUrl: services.config.publicUrl,
-  }),
+  data: await startPreview(write, params.id, body ?? {}, { publicUrl: services.config.publicUrl }),
 });
 
-export const deleteThemePreview: OperationHandler<'deleteThemePreview'> = async ({
-  db,
-  auth,
-  params,
-  effects,
-  services,
-}) => ({
-  data: await stopPreview(db, auth.shop.id, params.id, params.sessionId, effects, services.clock),
+export const deleteThemePreview: OperationHandler<'deleteThemePreview'> = async ({ write, params }) => ({
+  data: await stopPreview(write, params.id, params.sessionId),
 });
 
-export const publishTheme: OperationHandler<'publishTheme'> = async ({
-  db,
-  auth,
-  params,
-  body,
-  effects,
-  services,
-}) => ({
-  data: await publish(db, auth.shop.id, params.id, body.expected_revision, effects, services.clock),
+export const publishTheme: OperationHandler<'publishTheme'> = async ({ write, params, body }) => ({
+  data: await publish(write, params.id, body.expected_revision),
 });

@@ -3,60 +3,47 @@ import type { OperationHandler, Services } from '../src/http/handler';
 import { listHandler } from '../src/http/list-handler';
 
 const deps = (services: Services): webhooks.WebhookDeps => ({
-  clock: services.clock,
   secrets: services.secrets,
   allowPrivateTargets: services.config.webhookAllowPrivateTargets,
 });
 
 export const listWebhooks: OperationHandler<'listWebhooks'> = listHandler(webhooks.webhookList, () => undefined);
 
-export const createWebhook: OperationHandler<'createWebhook'> = async ({ db, auth, body, services }) => ({
+export const createWebhook: OperationHandler<'createWebhook'> = async ({ write, body, services }) => ({
   status: 201,
-  data: await webhooks.createWebhook(db, auth.shop.id, body, deps(services)),
+  data: await webhooks.createWebhook(write, body, deps(services)),
 });
 
-export const deleteWebhook: OperationHandler<'deleteWebhook'> = async ({ db, auth, params }) => {
-  await webhooks.deleteWebhook(db, auth.shop.id, params.id);
+export const deleteWebhook: OperationHandler<'deleteWebhook'> = async ({ write, params }) => {
+  await webhooks.deleteWebhook(write, params.id);
   return { data: {} };
 };
 
-export const updateWebhook: OperationHandler<'updateWebhook'> = async ({ db, auth, params, body, services }) => ({
-  data: await webhooks.updateWebhook(db, auth.shop.id, params.id, body, deps(services)),
+export const updateWebhook: OperationHandler<'updateWebhook'> = async ({ write, params, body, services }) => ({
+  data: await webhooks.updateWebhook(write, params.id, body, deps(services)),
 });
 
 export const rotateWebhookSecret: OperationHandler<'rotateWebhookSecret'> = async ({
-  db,
-  auth,
+  write,
   params,
   body,
   services,
 }) => ({
-  data: await webhooks.rotateWebhookSecret(
-    db,
-    auth.shop.id,
-    params.id,
-    body?.expire_previous_in_seconds ?? 0,
-    deps(services),
-  ),
+  data: await webhooks.rotateWebhookSecret(write, params.id, body?.expire_previous_in_seconds ?? 0, deps(services)),
 });
 
-export const testWebhook: OperationHandler<'testWebhook'> = async ({ db, auth, params, services }) => ({
+export const testWebhook: OperationHandler<'testWebhook'> = async ({ write, params }) => ({
   status: 202,
-  data: await webhooks.testWebhook(db, auth.shop.id, params.id, deps(services)),
+  data: await webhooks.testWebhook(write, params.id),
 });
 
 export const listWebhookLogs: OperationHandler<'listWebhookLogs'> = async ({ db, auth, query }) => ({
   data: await webhooks.listWebhookLogs(db, auth.shop.id, query),
 });
 
-export const retryWebhookDelivery: OperationHandler<'retryWebhookDelivery'> = async ({
-  db,
-  auth,
-  params,
-  services,
-}) => ({
+export const retryWebhookDelivery: OperationHandler<'retryWebhookDelivery'> = async ({ write, params }) => ({
   status: 202,
-  data: await webhooks.retryWebhookDelivery(db, auth.shop.id, params.id, deps(services)),
+  data: await webhooks.retryWebhookDelivery(write, params.id),
 });
 
 // The credential's scopes decide which events it sees (src/domain/webhooks/webhooks.ts eventReadScopes).

@@ -23,7 +23,7 @@ import { createOrder } from '../domain/orders/create-order';
 import { addBlacklistEntries, blacklistEntryTypes, normaliseEntry } from '../domain/customers/blacklist';
 import { blacklistEntryView } from '../views/blacklist-entry';
 import type { BlacklistEntryType } from '../../db/tables';
-import { Effects, UnitOfWork, type ShopWrite } from '../platform/unit-of-work';
+import { Effects, shopWrite, UnitOfWork, type ShopWrite } from '../platform/unit-of-work';
 import { defaultEffectSinks } from '../domain/effects';
 import { completeInvoice } from '../domain/orders/completion';
 import { shopDynamicSecret } from '../domain/orders/dynamic-delivery';
@@ -111,7 +111,6 @@ export async function seedShop(db: Kysely<Database>, shopId: string, fixtures: u
 
 async function webhookDeps(db: Kysely<Database>, config: Config): Promise<WebhookDeps> {
   return {
-    clock: systemClock,
     secrets: await loadSecretBox(db, config.webhookSecretsKey),
     allowPrivateTargets: config.webhookAllowPrivateTargets,
   };
@@ -131,7 +130,9 @@ export async function createWebhookEndpoint(
   }
   const deps = await webhookDeps(db, config);
   try {
-    return await db.transaction().execute((trx) => createWebhook(trx, shop.id, input, deps));
+    return await db
+      .transaction()
+      .execute((trx) => createWebhook(shopWrite(trx, shop.id, new Effects(), systemClock), input, deps));
   } catch (err) {
     if (err instanceof ValidationError) {
       throw new AdminError(`--url ${(err.details ?? []).map((d) => d.message).join('; ')}`);

@@ -11,14 +11,9 @@ export async function createReportAsOperator(
   input: { shopId: string; name: string; type: string; format?: string },
 ): Promise<AnalyticsReportView> {
   if (!(await shopById(db, input.shopId))) throw new AdminError(`No shop with id ${input.shopId}`);
-  const row = await operatorWrite(db, input.shopId, 'cli:report create', async ({ trx, effects }) => {
-    const report = await createReport(
-      trx,
-      input.shopId,
-      { name: input.name, type: input.type, format: input.format },
-      systemClock.now(),
-    );
-    effects.audit({ action: 'analytics_report.created', resourceType: 'analytics_report', resourceId: report.id });
+  const row = await operatorWrite(db, input.shopId, 'cli:report create', async (w) => {
+    const report = await createReport(w, { name: input.name, type: input.type, format: input.format });
+    w.effects.audit({ action: 'analytics_report.created', resourceType: 'analytics_report', resourceId: report.id });
     return report;
   });
   return analyticsReportView(row, { publicUrl: '', now: systemClock.now(), key: undefined });

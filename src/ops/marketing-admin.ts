@@ -6,7 +6,6 @@ import { shopById } from '../../db/queries/shops';
 import type { Database, MessagingNotificationSwitch } from '../../db/tables';
 import { ValidationError } from '../errors';
 import { loadConfig } from '../config';
-import { systemClock } from '../platform/clock';
 import { loadSecretBox } from '../platform/secret-box';
 import { emailMarketingSettingView } from '../views/email-marketing-setting';
 import { AdminError, operatorWrite } from './admin';
@@ -58,22 +57,15 @@ export async function setEmailMarketingAsOperator(
   await requireShop(db, input.shopId);
   const box = input.apiKey === undefined ? undefined : await loadSecretBox(db, loadConfig().webhookSecretsKey);
   const row = await asOptions(() =>
-    operatorWrite(db, input.shopId, 'cli:email-marketing set', async ({ trx }) => {
-      const now = systemClock.now();
-      const setting = await setEmailMarketing(
-        trx,
-        input.shopId,
-        {
-          provider: input.provider.toUpperCase(),
-          enabled: input.disabled !== true,
-          list_id: input.list ?? null,
-          double_opt_in: input.doubleOptIn === true,
-          sync_customers: input.noSync !== true,
-        },
-        now,
-      );
-      if (box && input.apiKey !== undefined)
-        await setEmailMarketingKey(trx, box, input.shopId, setting.id, input.apiKey, now);
+    operatorWrite(db, input.shopId, 'cli:email-marketing set', async (w) => {
+      const setting = await setEmailMarketing(w, {
+        provider: input.provider.toUpperCase(),
+        enabled: input.disabled !== true,
+        list_id: input.list ?? null,
+        double_opt_in: input.doubleOptIn === true,
+        sync_customers: input.noSync !== true,
+      });
+      if (box && input.apiKey !== undefined) await setEmailMarketingKey(w, box, setting.id, input.apiKey);
       return setting;
     }),
   );
@@ -109,10 +101,9 @@ export async function createBotAsOperator(
   await requireShop(db, input.shopId);
   const secrets = input.token === undefined ? undefined : await loadSecretBox(db, loadConfig().webhookSecretsKey);
   const bot = await asOptions(() =>
-    operatorWrite(db, input.shopId, 'cli:bot create', async ({ trx }) => {
-      const now = systemClock.now();
-      const created = await createBot(trx, input.shopId, { username: input.username, name: input.name ?? null }, now);
-      if (input.token !== undefined) await setBotToken(trx, input.shopId, created.id, input.token, secrets!, now);
+    operatorWrite(db, input.shopId, 'cli:bot create', async (w) => {
+      const created = await createBot(w, { username: input.username, name: input.name ?? null });
+      if (input.token !== undefined) await setBotToken(w, created.id, input.token, secrets!);
       return created;
     }),
   );
@@ -148,14 +139,10 @@ export async function addBotUserAsOperator(
   await requireShop(db, input.shopId);
   const notifications = parseSwitchesOff(input.off);
   const [user] = await asOptions(() =>
-    operatorWrite(db, input.shopId, 'cli:bot user add', ({ trx }) =>
-      addBotUsers(
-        trx,
-        input.shopId,
-        input.botId,
-        [{ telegram_user_id: input.telegramId, username: input.username ?? null, notifications }],
-        systemClock.now(),
-      ),
+    operatorWrite(db, input.shopId, 'cli:bot user add', (w) =>
+      addBotUsers(w, input.botId, [
+        { telegram_user_id: input.telegramId, username: input.username ?? null, notifications },
+      ]),
     ),
   );
   return {

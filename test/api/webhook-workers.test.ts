@@ -11,6 +11,7 @@ import { sql } from 'kysely';
 import { Webhook } from 'standardwebhooks';
 import * as admin from '../../src/ops/admin';
 import { createWebhook } from '../../src/domain/webhooks/webhooks';
+import { Effects, shopWrite } from '../../src/platform/unit-of-work';
 import { systemClock } from '../../src/platform/clock';
 import { emitEvent } from '../../src/domain/effects';
 import { loadSecretBox, type SecretBox } from '../../src/platform/secret-box';
@@ -179,10 +180,9 @@ async function shopWithEndpoints(urls: string[]): Promise<{ shop: string; secret
       .transaction()
       .execute((trx) =>
         createWebhook(
-          trx,
-          shop,
+          shopWrite(trx, shop, new Effects(), systemClock),
           { url, events: ['order:paid'] },
-          { clock: systemClock, secrets, allowPrivateTargets: true },
+          { secrets, allowPrivateTargets: true },
         ),
       );
     endpointSecrets.set(new URL(url).pathname, created.secret);

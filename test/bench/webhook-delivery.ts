@@ -11,6 +11,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../db/tables';
 import * as admin from '../../src/ops/admin';
 import { createWebhook } from '../../src/domain/webhooks/webhooks';
+import { Effects, shopWrite } from '../../src/platform/unit-of-work';
 import { createLogger } from '../../src/logger';
 import { systemClock } from '../../src/platform/clock';
 import { emitEvent } from '../../src/domain/effects';
@@ -69,10 +70,9 @@ export async function benchWebhookDelivery(db: Kysely<Database>): Promise<Webhoo
       .transaction()
       .execute((trx) =>
         createWebhook(
-          trx,
-          shop,
+          shopWrite(trx, shop, new Effects(), systemClock),
           { url, events: ['order:paid'] },
-          { clock: systemClock, secrets, allowPrivateTargets: true },
+          { secrets, allowPrivateTargets: true },
         ),
       );
     const emit = async (count: number) => {

@@ -20,7 +20,7 @@ import { createPayment } from '../../src/domain/payments/payments';
 import { createWebhook } from '../../src/domain/webhooks/webhooks';
 import { startPreview } from '../../src/domain/themes/themes';
 import { newId, newUniqid } from '../../src/ids';
-import { Effects } from '../../src/platform/unit-of-work';
+import { Effects, shopWrite } from '../../src/platform/unit-of-work';
 import { systemClock } from '../../src/platform/clock';
 import { emitEvent } from '../../src/domain/effects';
 import { loadSecretBox } from '../../src/platform/secret-box';
@@ -238,11 +238,10 @@ const catalogAndCustomers: SeedStep = async (t, shopId) => {
 };
 
 const webhooksAndEvents: SeedStep = async (t, shopId) => {
-  const deps = { clock: systemClock, secrets: await loadSecretBox(t.db, undefined), allowPrivateTargets: true };
+  const deps = { secrets: await loadSecretBox(t.db, undefined), allowPrivateTargets: true };
   return t.db.transaction().execute(async (trx) => {
     const webhook = await createWebhook(
-      trx,
-      shopId,
+      shopWrite(trx, shopId, new Effects(), systemClock),
       { url: 'https://hooks.example.com/tenancy', events: ['order:paid'], description: 'tenancy' },
       deps,
     );
@@ -397,7 +396,7 @@ const themes: SeedStep = async (t, shopId) => {
   const session = await t.db
     .transaction()
     .execute((trx) =>
-      startPreview(trx, shopId, theme, {}, new Effects(), { clock: systemClock, publicUrl: t.config.publicUrl }),
+      startPreview(shopWrite(trx, shopId, new Effects(), systemClock), theme, {}, { publicUrl: t.config.publicUrl }),
     );
   return { theme, previewSession: session.id };
 };

@@ -1,12 +1,11 @@
 // POST /oauth/authorize: an API key approves an app for its own shop without the hosted page, and gets the
 // redirect URL with the code. A key cannot grant what it does not hold, and an OAuth access token cannot approve
 // anything (an app must not mint itself, or another app, new grants).
-import type { Transaction } from 'kysely';
-import type { Database } from '../../../db/tables';
 import type { AuthContext } from '../../auth/authenticate';
 import { checkAuthorizationRequest, issueAuthorizationCode } from '../../auth/oauth-grants';
 import { hasScope } from '../../auth/scopes';
 import { ApiError, ForbiddenError, ValidationError } from '../../errors';
+import type { ShopWrite } from '../../platform/unit-of-work';
 
 export interface ApprovalBody {
   response_type: 'code';
@@ -18,12 +17,13 @@ export interface ApprovalBody {
   code_challenge_method?: 'S256';
 }
 
+/** The shop is the write's (the credential's own); `auth` says which credential approves, with which scopes. */
 export async function approveAuthorization(
-  trx: Transaction<Database>,
+  w: ShopWrite,
   auth: AuthContext,
   body: ApprovalBody,
-  now: Date,
 ): Promise<{ redirect_url: string }> {
+  const { trx, shopId, now } = w;
   if (auth.credential.kind !== 'api_key') {
     throw new ForbiddenError('An OAuth access token cannot approve OAuth authorizations; use an API key.');
   }
@@ -47,7 +47,7 @@ export async function approveAuthorization(
   }
   const { redirectUrl } = await issueAuthorizationCode(trx, {
     ...request,
-    shopId: auth.shop.id,
+    shopId,
     scopes: check.scopes,
     grantedBy: { kind: 'credential', id: auth.credential.id },
     sessionId: null,

@@ -26,6 +26,7 @@ import {
   revokeGrantFamily,
 } from '../../../db/queries/oauth';
 import { newId } from '../../ids';
+import type { ShopWrite } from '../../platform/unit-of-work';
 import {
   accessTokenTtlSeconds,
   codeVerifierPattern,
@@ -219,7 +220,7 @@ async function redeemCode(
     throw new OAuthError(refusal.error, `${refusal.why} The code can no longer be used; start a new authorization.`);
   }
   await markCodeUsed(trx, code.shop_id, code.id, now);
-  return issueTokens(trx, code.shop_id, code.grant_id, code.grant_scopes, code.grant_scopes, now);
+  return issueTokens({ trx, shopId: code.shop_id, now }, code.grant_id, code.grant_scopes, code.grant_scopes);
 }
 
 /** Why this client may not redeem this (live, unused) code with these parameters, or undefined when it may. */
@@ -289,17 +290,23 @@ async function rotateRefreshToken(
   }
   await markRefreshTokenUsed(trx, token.shop_id, token.id, now);
   // The new refresh token keeps the original scopes (§6); only the access token is narrowed.
-  return issueTokens(trx, token.shop_id, token.grant_id, accessScopes, token.scopes, now);
+  return issueTokens({ trx, shopId: token.shop_id, now }, token.grant_id, accessScopes, token.scopes);
 }
 
+/**
+ * What issuing tokens needs of a shop write: its transaction, the shop and the instant. The token endpoint acts for
+ * a client, not a shop: the shop is known only once the code or refresh token is found (its row names it), and the
+ * endpoint has no clock or effects of a shop to give; a ShopWrite, where one exists, is one of these.
+ */
+type GrantWrite = Pick<ShopWrite, 'trx' | 'shopId' | 'now'>;
+
 async function issueTokens(
-  trx: Transaction<Database>,
-  shopId: string,
+  w: GrantWrite,
   grantId: string,
   accessScopes: string[],
   refreshScopes: string[],
-  now: Date,
 ): Promise<TokenResponse> {
+  const { trx, shopId, now } = w;
   const access = generateOAuthSecret('mat');
   await insertAccessToken(trx, shopId, {
     id: newId('oat'),

@@ -16,17 +16,16 @@
 // only while READY, valid one hour from the response that showed it; the signature is HMAC-SHA256 over shop, report,
 // generation and expiry with the server secret `analytics-downloads` (src/pages/analytics-download/router.ts serves it).
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { Transaction } from 'kysely';
 import * as analytics from '../../../db/queries/analytics';
 import { existingServerSecret } from '../../../db/queries/server-secrets';
 import type { ReadDb } from '../../../db/queries/shop-scope';
-import type { AnalyticsReportFormat, AnalyticsReportRow, AnalyticsReportType, Database } from '../../../db/tables';
+import type { AnalyticsReportFormat, AnalyticsReportRow, AnalyticsReportType } from '../../../db/tables';
 import { ApiError, NotFoundError, ValidationError, type ErrorDetail } from '../../errors';
 import { newId } from '../../ids';
 import type { Clock } from '../../platform/clock';
 import type { CursorList } from '../../platform/cursor-list';
 import type { ListSpec } from '../../platform/list-query';
-import type { Effects } from '../../platform/unit-of-work';
+import type { ShopWrite } from '../../platform/unit-of-work';
 
 export const reportTypes: readonly AnalyticsReportType[] = ['SALES', 'PRODUCTS', 'CUSTOMERS', 'GATEWAYS', 'AFFILIATES'];
 export const reportFormats: readonly AnalyticsReportFormat[] = ['CSV', 'JSON'];
@@ -184,12 +183,8 @@ export function reportProblems(input: NewReport): ErrorDetail[] {
   return problems;
 }
 
-export async function createReport(
-  trx: Transaction<Database>,
-  shopId: string,
-  input: NewReport,
-  now: Date,
-): Promise<AnalyticsReportRow> {
+export async function createReport(w: ShopWrite, input: NewReport): Promise<AnalyticsReportRow> {
+  const { trx, shopId, now } = w;
   const problems = reportProblems(input);
   if (problems.length > 0)
     throw new ValidationError(problems, problems.map((p) => `${p.field} ${p.message}`).join('; '));
@@ -230,7 +225,6 @@ export function generationPeriod(input: GenerateInput): { from: Date; to: Date }
 }
 
 export interface GenerateDeps {
-  clock: Clock;
   publicUrl: string;
 }
 
@@ -240,13 +234,12 @@ export interface GenerateDeps {
  * throws before anything is written.
  */
 export async function generateReport(
-  trx: Transaction<Database>,
-  shopId: string,
+  w: ShopWrite,
   reportId: string,
   input: GenerateInput,
-  effects: Effects,
   deps: GenerateDeps,
 ): Promise<AnalyticsReportView> {
+  const { trx, shopId, effects, now } = w;
   const report = await analytics.analyticsReportByIdForUpdate(trx, shopId, reportId);
   if (!report) throw new NotFoundError('REPORT_NOT_FOUND');
   const period = generationPeriod(input);
@@ -255,7 +248,6 @@ export async function generateReport(
       'CONFLICT',
       'The report is already GENERATING; wait until it is READY or FAILED (poll GET /analytics/reports), then generate again.',
     );
-  const now = deps.clock.now();
   const format = input.format ?? report.format;
   const generation = await analytics.insertAnalyticsGeneration(trx, shopId, {
     id: newId('rgen'),

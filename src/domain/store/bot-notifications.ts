@@ -20,6 +20,7 @@ import { messagingBotById } from '../../../db/queries/messaging-bots';
 import type { Database, EventRow, MessagingNotificationSwitch } from '../../../db/tables';
 import { NotFoundError, ValidationError } from '../../errors';
 import type { SecretBox } from '../../platform/secret-box';
+import type { ShopWrite } from '../../platform/unit-of-work';
 
 /** The event each switch stands for. ticket_replied has none until the API has ticket replies. */
 export const switchOfEvent: Readonly<Record<string, MessagingNotificationSwitch>> = {
@@ -42,14 +43,8 @@ export function botTokenContext(shopId: string, botId: string): string {
  * Sets the token of a bot of the shop (unknown bot: 404), sealed. A malformed token: 422 on `token` (the message
  * never repeats the value).
  */
-export async function setBotToken(
-  trx: Transaction<Database>,
-  shopId: string,
-  botId: string,
-  token: string,
-  secrets: SecretBox,
-  now: Date,
-): Promise<void> {
+export async function setBotToken(w: ShopWrite, botId: string, token: string, secrets: SecretBox): Promise<void> {
+  const { trx, shopId, now } = w;
   if (!telegramTokenPattern.test(token))
     throw new ValidationError([
       { field: 'token', message: 'must be a Telegram bot token as @BotFather gives it (123456789:AA…)' },

@@ -18,8 +18,9 @@
 //   DNS did not answer (timeout, SERVFAIL, ...)   -> stays PENDING_VERIFICATION, last_check_error DNS_UNAVAILABLE,
 //                                                    whatever its age: an unreachable resolver says nothing about
 //                                                    the domain
-// A VERIFIED or FAILED domain is returned as it is, without a look-up. Age is measured from `created_at` by the
-// injectable clock. Found but VERIFIED by another shop in the meantime: 409 CONFLICT, nothing recorded.
+// A VERIFIED or FAILED domain is returned as it is, without a look-up. Age is measured from `created_at` to the
+// write's instant (its clock, read when the write began). Found but VERIFIED by another shop in the meantime: 409
+// CONFLICT, nothing recorded.
 //
 // The look-up runs inside the write's unit of work (operations get their transaction before the handler runs),
 // but holds no lock while it waits: the row is read without FOR UPDATE, the DNS is asked (bounded by
@@ -27,16 +28,14 @@
 // 'PENDING_VERIFICATION'`): a check that lost a race to another changes nothing and returns the row as it is.
 import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
-import type { Transaction } from 'kysely';
 import * as domains from '../../../db/queries/store-domains';
-import type { Database, StoreDomainRow } from '../../../db/tables';
+import type { StoreDomainRow } from '../../../db/tables';
 import type { Plan } from '../../config';
 import { ApiError, NotFoundError, ValidationError } from '../../errors';
 import { newId } from '../../ids';
-import type { Clock } from '../../platform/clock';
 import type { CursorList } from '../../platform/cursor-list';
 import type { ListSpec } from '../../platform/list-query';
-import type { Effects } from '../../platform/unit-of-work';
+import type { ShopWrite } from '../../platform/unit-of-work';
 import { storeDomainView, type StoreDomainView } from '../../views/store';
 import { requireFeature } from '../account/plans';
 import { lookUpTxt, type DnsOptions } from './dns';
@@ -85,12 +84,8 @@ export function newVerificationRecord(domain: string): { record_name: string; re
   };
 }
 
-export interface AddDomainDeps {
-  clock: Clock;
-}
-
 /** The rows to add a hostname to a shop, after the duplicate rules (see the top of this file). */
-async function admit(trx: Transaction<Database>, shopId: string, domain: string): Promise<void> {
+async function admit({ trx, shopId }: ShopWrite, domain: string): Promise<void> {
   const own = await domains.storeDomainByName(trx, shopId, domain);
   if (own && own.status !== 'FAILED')
     throw new ApiError('CONFLICT', `This shop already has the domain ${domain} (${own.id}, ${own.status}).`, {
@@ -105,18 +100,16 @@ async function admit(trx: Transaction<Database>, shopId: string, domain: string)
 
 /** POST /store/domains/additional. */
 export async function addDomain(
-  trx: Transaction<Database>,
-  shop: { id: string; plan: Plan },
+  w: ShopWrite,
+  shop: { plan: Plan },
   input: { domain: string },
-  effects: Effects,
-  deps: AddDomainDeps,
 ): Promise<StoreDomainView> {
+  const { trx, shopId, effects, now } = w;
   requireFeature(shop.plan, 'customDomains');
   const normal = normaliseHostname(input.domain);
   if ('problem' in normal) throw new ValidationError([{ field: 'domain', message: normal.problem }]);
-  await admit(trx, shop.id, normal.domain);
-  const now = deps.clock.now();
-  const row = await domains.insertStoreDomain(trx, shop.id, {
+  await admit(w, normal.domain);
+  const row = await domains.insertStoreDomain(trx, shopId, {
     id: newId('dom'),
     domain: normal.domain,
     status: 'PENDING_VERIFICATION',
@@ -135,7 +128,6 @@ export async function addDomain(
 }
 
 export interface VerifyDomainDeps {
-  clock: Clock;
   dns: DnsOptions;
 }
 
@@ -153,18 +145,12 @@ export function checkOutcome(
 }
 
 /** POST /store/domains/additional/{id}/verification. */
-export async function verifyDomain(
-  trx: Transaction<Database>,
-  shopId: string,
-  id: string,
-  effects: Effects,
-  deps: VerifyDomainDeps,
-): Promise<StoreDomainView> {
+export async function verifyDomain(w: ShopWrite, id: string, deps: VerifyDomainDeps): Promise<StoreDomainView> {
+  const { trx, shopId, effects, now } = w;
   const row = await domains.storeDomainById(trx, shopId, id);
   if (!row) throw new NotFoundError('DOMAIN_NOT_FOUND');
   if (row.status !== 'PENDING_VERIFICATION') return storeDomainView(row);
   const lookup = await lookUpTxt(row.record_name, row.record_value, deps.dns);
-  const now = deps.clock.now();
   const outcome = checkOutcome(row, lookup, now);
   if (outcome.status === 'VERIFIED' && (await domains.domainVerifiedByAnotherShop(trx, shopId, row.domain)))
     throw new ApiError('CONFLICT', `The domain ${row.domain} is already verified by another shop.`);
@@ -193,12 +179,11 @@ export interface DomainFixture {
 
 /** Fixtures: domains as they stand (no look-up); the duplicate rules hold as for the API. */
 export async function seedDomainFixtures(
-  trx: Transaction<Database>,
-  shopId: string,
+  w: ShopWrite,
   fixtures: readonly DomainFixture[],
-  now: Date,
   fail: (message: string) => Error,
 ): Promise<string[]> {
+  const { trx, shopId, now } = w;
   const ids: string[] = [];
   for (const [i, f] of fixtures.entries()) {
     const normal = normaliseHostname(f.domain);

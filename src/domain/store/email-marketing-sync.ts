@@ -11,6 +11,7 @@ import { ValidationError } from '../../errors';
 import { newId } from '../../ids';
 import { syncBlocker } from '../../platform/email-marketing-providers';
 import type { SecretBox } from '../../platform/secret-box';
+import type { ShopWrite } from '../../platform/unit-of-work';
 
 /** What a setting's API key is sealed with: it opens only on that setting's row of that shop. */
 export function emailMarketingKeyContext(shopId: string, settingId: string): string {
@@ -21,13 +22,12 @@ export const API_KEY_MAX = 500;
 
 /** Stores (or replaces) the setting's provider API key, sealed. A key is 1-500 visible ASCII characters. */
 export async function setEmailMarketingKey(
-  trx: Transaction<Database>,
+  w: ShopWrite,
   box: SecretBox,
-  shopId: string,
   settingId: string,
   apiKey: string,
-  now: Date,
 ): Promise<void> {
+  const { trx, shopId, now } = w;
   if (apiKey.length < 1 || apiKey.length > API_KEY_MAX || !/^[\x21-\x7e]+$/.test(apiKey))
     throw new ValidationError([{ field: 'api_key', message: `must be 1 to ${API_KEY_MAX} visible ASCII characters` }]);
   await syncs.upsertEmailMarketingKey(
@@ -40,15 +40,17 @@ export async function setEmailMarketingKey(
 }
 
 /**
+ * What queueing a sync needs of a write: its transaction, its shop and its instant. A ShopWrite is one; so is what
+ * an event consumer has (the event's transaction, its shop, and the event's time).
+ */
+export type SyncWrite = Pick<ShopWrite, 'trx' | 'shopId' | 'now'>;
+
+/**
  * Queues the customer's sync to every setting of the shop that can sync now: one PENDING row per setting, due at
  * once. A customer already queued for a setting is not queued again.
  */
-export async function queueCustomerSync(
-  trx: Transaction<Database>,
-  shopId: string,
-  customer: { id: string; email: string },
-  now: Date,
-): Promise<number> {
+export async function queueCustomerSync(w: SyncWrite, customer: { id: string; email: string }): Promise<number> {
+  const { trx, shopId, now } = w;
   const settings = (await syncs.syncingSettingsOfShop(trx, shopId)).filter(
     (s) => syncBlocker({ ...s, hasKey: s.sealed_key !== null }) === null,
   );
@@ -80,5 +82,5 @@ export async function emailMarketingOnEvent(
   if (event.type !== 'customer:created') return;
   const customer = data as { id?: unknown; email?: unknown };
   if (typeof customer.id !== 'string' || typeof customer.email !== 'string') return;
-  await queueCustomerSync(trx, shopId, { id: customer.id, email: customer.email }, event.created_at);
+  await queueCustomerSync({ trx, shopId, now: event.created_at }, { id: customer.id, email: customer.email });
 }

@@ -1,13 +1,13 @@
 // The shop's email-marketing integrations: one setting per provider (MAILCHIMP, KLAVIYO, SENDGRID, BREVO). The API
 // lists them (GET /email-marketing/settings, a cursor list, newest first); the operator writes them (`cli
 // email-marketing set`) and so do fixtures (src/ops/fixtures/marketing.ts), both through setEmailMarketing below.
-import type { Transaction } from 'kysely';
 import * as settings from '../../../db/queries/email-marketing';
-import type { Database, EmailMarketingProvider, EmailMarketingSettingRow } from '../../../db/tables';
+import type { EmailMarketingProvider, EmailMarketingSettingRow } from '../../../db/tables';
 import { ValidationError, type ErrorDetail } from '../../errors';
 import { newId } from '../../ids';
 import type { CursorList } from '../../platform/cursor-list';
 import type { ListSpec } from '../../platform/list-query';
+import type { ShopWrite } from '../../platform/unit-of-work';
 import { emailMarketingSettingView } from '../../views/email-marketing-setting';
 
 export const emailMarketingProviders: readonly EmailMarketingProvider[] = ['MAILCHIMP', 'KLAVIYO', 'SENDGRID', 'BREVO'];
@@ -56,12 +56,8 @@ export function emailMarketingProblems(input: EmailMarketingInput): ErrorDetail[
  * no double opt-in, customers synced, never synced). The shop's existing setting of that provider keeps its id and
  * created_at, and its last_synced_at unless one is given. Invalid input: 422, nothing written.
  */
-export async function setEmailMarketing(
-  trx: Transaction<Database>,
-  shopId: string,
-  input: EmailMarketingInput,
-  now: Date,
-): Promise<EmailMarketingSettingRow> {
+export async function setEmailMarketing(w: ShopWrite, input: EmailMarketingInput): Promise<EmailMarketingSettingRow> {
+  const { trx, shopId, now } = w;
   const problems = emailMarketingProblems(input);
   if (problems.length > 0) throw new ValidationError(problems);
   const fields = {

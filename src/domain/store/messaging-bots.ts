@@ -12,12 +12,11 @@
 //   the notifications the switches ask for itself (src/domain/store/bot-notifications.ts, src/worker/bot-notifications.ts).
 // - Switches not sent are not written at all (the UPDATE sets only the sent columns), so two requests flipping
 //   different switches at once both take effect.
-import type { Transaction } from 'kysely';
 import * as bots from '../../../db/queries/messaging-bots';
-import type { Database, MessagingBotRow, MessagingBotUserRow, MessagingNotificationSwitch } from '../../../db/tables';
+import type { MessagingBotRow, MessagingBotUserRow, MessagingNotificationSwitch } from '../../../db/tables';
 import { ApiError, NotFoundError, ValidationError, type ErrorDetail } from '../../errors';
 import { newId } from '../../ids';
-import type { Clock } from '../../platform/clock';
+import type { ShopWrite } from '../../platform/unit-of-work';
 
 export const messagingNotificationSwitches: readonly MessagingNotificationSwitch[] = [
   'order_paid',
@@ -56,12 +55,11 @@ function sentSwitches(notifications: NotificationSwitches): NotificationSwitches
  * update is then one statement in the unit of work's transaction.
  */
 export async function updateBotNotifications(
-  trx: Transaction<Database>,
-  shopId: string,
+  w: ShopWrite,
   botId: string,
   request: BulkNotificationsRequest,
-  clock: Clock,
 ): Promise<Record<string, never>> {
+  const { trx, shopId, now } = w;
   const bot = await bots.messagingBotById(trx, shopId, botId);
   if (!bot) throw new NotFoundError('MESSAGING_BOT_NOT_FOUND');
   const switches = sentSwitches(request.notifications);
@@ -79,7 +77,7 @@ export async function updateBotNotifications(
       throw new ValidationError(unknown, 'Some user_ids are not users of this bot; nothing was changed.');
   }
   // The request's audit entry (src/platform/audit.ts) names the bot from the path; nothing else to record.
-  await bots.setBotUserSwitches(trx, shopId, bot.id, ids, switches, clock.now());
+  await bots.setBotUserSwitches(trx, shopId, bot.id, ids, switches, now);
   return {};
 }
 
@@ -106,12 +104,8 @@ export function botProblems(input: NewBot): ErrorDetail[] {
 }
 
 /** Adds a bot to the shop; invalid: 422; a username the shop's bots already have (any case): 409 CONFLICT. */
-export async function createBot(
-  trx: Transaction<Database>,
-  shopId: string,
-  input: NewBot,
-  now: Date,
-): Promise<MessagingBotRow> {
+export async function createBot(w: ShopWrite, input: NewBot): Promise<MessagingBotRow> {
+  const { trx, shopId, now } = w;
   const problems = botProblems(input);
   if (problems.length > 0) throw new ValidationError(problems);
   const username = input.username.replace(/^@/, '');
@@ -147,12 +141,11 @@ export function botUserProblems(input: NewBotUser): ErrorDetail[] {
  * batch is refused). Invalid: 422 with the item's index.
  */
 export async function addBotUsers(
-  trx: Transaction<Database>,
-  shopId: string,
+  w: ShopWrite,
   botId: string,
   users: readonly NewBotUser[],
-  now: Date,
 ): Promise<MessagingBotUserRow[]> {
+  const { trx, shopId, now } = w;
   const bot = await bots.messagingBotById(trx, shopId, botId);
   if (!bot) throw new NotFoundError('MESSAGING_BOT_NOT_FOUND');
   const problems = users.flatMap((u, i) =>

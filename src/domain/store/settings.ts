@@ -8,13 +8,11 @@
 //     ids: no image resource exists in the contract to point at), without user or password;
 //   - footer link URLs are absolute http(s) URLs without user or password;
 //   - `name` and footer `label` must not be blank; `announcement` "" is stored as null (no banner).
-import type { Transaction } from 'kysely';
 import * as settings from '../../../db/queries/store-settings';
 import type { ReadDb } from '../../../db/queries/shop-scope';
-import type { Database, StoreSettingsRow } from '../../../db/tables';
+import type { StoreSettingsRow } from '../../../db/tables';
 import { ValidationError, type ErrorDetail } from '../../errors';
-import type { Clock } from '../../platform/clock';
-import type { Effects } from '../../platform/unit-of-work';
+import type { ShopWrite } from '../../platform/unit-of-work';
 import { storeBrandingView, storeLayoutView } from '../../views/store';
 
 /** What a shop that never wrote its settings reads (besides `name`, the shop's own name). */
@@ -66,7 +64,7 @@ async function settingsRow(db: ReadDb, shopId: string): Promise<StoreSettingsRow
 }
 
 /** The row, stored now (with the defaults) if the shop had none, locked until the transaction ends. */
-async function settingsForUpdate(trx: Transaction<Database>, shopId: string): Promise<StoreSettingsRow> {
+async function settingsForUpdate({ trx, shopId }: ShopWrite): Promise<StoreSettingsRow> {
   const { shop_id: _shop, footer_links: _links, ...fresh } = await defaults(trx, shopId);
   return settings.storeSettingsForUpdate(trx, shopId, { ...fresh, footer_links: '[]' });
 }
@@ -162,44 +160,33 @@ function layoutChanges(input: LayoutInput): settings.LayoutChanges {
 }
 
 /** PUT /store/branding: replaces every field. A refused branding changes nothing (checked before any write). */
-export async function replaceBranding(
-  trx: Transaction<Database>,
-  shopId: string,
-  input: BrandingInput,
-  effects: Effects,
-  clock: Clock,
-) {
+export async function replaceBranding(w: ShopWrite, input: BrandingInput) {
+  const { trx, shopId, effects, now } = w;
   refuse(brandingProblems(input));
-  const current = await settingsForUpdate(trx, shopId);
-  const row = await settings.updateBranding(trx, shopId, brandingChanges(input), clock.now());
+  const current = await settingsForUpdate(w);
+  const row = await settings.updateBranding(trx, shopId, brandingChanges(input), now);
   effects.audit({ action: 'store_branding.updated', resourceType: 'store_settings', resourceId: current.id });
   return storeBrandingView(row);
 }
 
 /** PUT /store/layout: replaces every field. A refused layout changes nothing. */
-export async function replaceLayout(
-  trx: Transaction<Database>,
-  shopId: string,
-  input: LayoutInput,
-  effects: Effects,
-  clock: Clock,
-) {
+export async function replaceLayout(w: ShopWrite, input: LayoutInput) {
+  const { trx, shopId, effects, now } = w;
   refuse(layoutProblems(input));
-  const current = await settingsForUpdate(trx, shopId);
-  const row = await settings.updateLayout(trx, shopId, layoutChanges(input), clock.now());
+  const current = await settingsForUpdate(w);
+  const row = await settings.updateLayout(trx, shopId, layoutChanges(input), now);
   effects.audit({ action: 'store_layout.updated', resourceType: 'store_settings', resourceId: current.id });
   return storeLayoutView(row);
 }
 
 /** Fixtures: branding and layout fields as given (already validated), the rest keeping their current values. */
 export async function writeSettingsFixture(
-  trx: Transaction<Database>,
-  shopId: string,
+  w: ShopWrite,
   branding: Partial<BrandingInput> | undefined,
   layout: Partial<LayoutInput> | undefined,
-  now: Date,
 ): Promise<void> {
-  const current = await settingsForUpdate(trx, shopId);
+  const { trx, shopId, now } = w;
+  const current = await settingsForUpdate(w);
   if (branding) {
     const merged = { ...storeBrandingView(current), ...branding };
     refuse(brandingProblems(merged));

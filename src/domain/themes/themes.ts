@@ -11,15 +11,13 @@
 // Retired bases (apex, nebula, phantom, shadow, vault): no new theme may use them (422), but a theme on one (imported
 // by fixtures) reads, saves, previews and publishes under its base's schema like any other.
 import { createHash, randomBytes } from 'node:crypto';
-import type { Transaction } from 'kysely';
 import * as themes from '../../../db/queries/themes';
 import type { ReadDb } from '../../../db/queries/shop-scope';
-import type { Database, ThemeBase, ThemeRow } from '../../../db/tables';
+import type { ThemeBase, ThemeRow } from '../../../db/tables';
 import { ApiError, NotFoundError, ValidationError } from '../../errors';
 import { newId } from '../../ids';
-import type { Clock } from '../../platform/clock';
 import type { CursorList } from '../../platform/cursor-list';
-import type { Effects } from '../../platform/unit-of-work';
+import type { ShopWrite } from '../../platform/unit-of-work';
 import {
   themeDocumentView,
   themePreviewSessionView,
@@ -100,12 +98,11 @@ export interface NewTheme {
 
 /** Inserts a theme with `document` as revision 1 (creation and fixtures); the base is not checked for retirement. */
 export async function insertThemeWithDocument(
-  trx: Transaction<Database>,
-  shopId: string,
+  w: ShopWrite,
   input: { name: string; base: ThemeBase; settings?: Record<string, unknown> },
   document: Record<string, unknown>,
-  now: Date,
 ): Promise<ThemeRow> {
+  const { trx, shopId, now } = w;
   return themes.insertTheme(
     trx,
     shopId,
@@ -127,27 +124,15 @@ export async function insertThemeWithDocument(
  * POST /themes/control/create: a theme on a live base (a retired base: 422 with a detail on `base`), not published,
  * whose draft (revision 1) is the base's starter document.
  */
-export async function createTheme(
-  trx: Transaction<Database>,
-  shopId: string,
-  input: NewTheme,
-  effects: Effects,
-  clock: Clock,
-): Promise<ThemeView> {
+export async function createTheme(w: ShopWrite, input: NewTheme): Promise<ThemeView> {
   if (isRetiredBase(input.base))
     throw new ValidationError(
       [{ field: 'base', message: `${input.base} is retired: use default, classic, pulse, starlight or clean-minimal` }],
       `The base ${input.base} is retired and cannot be used for new themes.`,
     );
   const base = input.base as ThemeBase;
-  const row = await insertThemeWithDocument(
-    trx,
-    shopId,
-    { name: input.name, base },
-    starterDocument(base),
-    clock.now(),
-  );
-  effects.audit({ action: 'theme.created', resourceType: 'theme', resourceId: row.id, detail: { base } });
+  const row = await insertThemeWithDocument(w, { name: input.name, base }, starterDocument(base));
+  w.effects.audit({ action: 'theme.created', resourceType: 'theme', resourceId: row.id, detail: { base } });
   return shown(row);
 }
 
@@ -164,14 +149,8 @@ export async function getThemeSettings(db: ReadDb, shopId: string, id: string) {
  * their value. An unknown id or a bad value is 422 with `settings.<id>` paths, and nothing is written. Settings do
  * not change the document's revision.
  */
-export async function updateThemeSettings(
-  trx: Transaction<Database>,
-  shopId: string,
-  id: string,
-  settings: Record<string, unknown>,
-  effects: Effects,
-  clock: Clock,
-) {
+export async function updateThemeSettings(w: ShopWrite, id: string, settings: Record<string, unknown>) {
+  const { trx, shopId, effects, now } = w;
   const current = await themes.themeForUpdate(trx, shopId, id);
   if (!current) throw new NotFoundError('THEME_NOT_FOUND');
   const problems = settingsProblems(current.base, settings);
@@ -181,7 +160,7 @@ export async function updateThemeSettings(
     if (value === null) delete merged[key];
     else merged[key] = value;
   }
-  const row = await themes.updateSettings(trx, shopId, id, merged, clock.now());
+  const row = await themes.updateSettings(trx, shopId, id, merged, now);
   if (!row) throw new Error(`theme ${id} vanished while locked`);
   effects.audit({
     action: 'theme.settings_updated',
@@ -226,16 +205,13 @@ export async function getDocumentSchema(db: ReadDb, shopId: string, id: string) 
  * REVISION_CONFLICT, decided by the conditional UPDATE itself). Stores the next revision and returns it as the draft.
  */
 export async function saveDraft(
-  trx: Transaction<Database>,
-  shopId: string,
+  w: ShopWrite,
   id: string,
   input: { expected_revision: number; document: Record<string, unknown> },
-  effects: Effects,
-  clock: Clock,
 ) {
+  const { trx, shopId, effects, now } = w;
   const current = await theme(trx, shopId, id);
   refuseDocument(current.base, input.document);
-  const now = clock.now();
   const advanced = await themes.advanceDraftRevision(trx, shopId, id, input.expected_revision, now);
   if (!advanced) throw revisionConflict(await theme(trx, shopId, id), input.expected_revision);
   const saved = await themes.insertRevision(trx, shopId, id, advanced.revision, input.document, now);
@@ -254,19 +230,12 @@ export async function saveDraft(
  * previously live theme, if another, stops being live but keeps its published revision). Publishing is serialised
  * per shop, so two publishes of different themes cannot both end live.
  */
-export async function publishTheme(
-  trx: Transaction<Database>,
-  shopId: string,
-  id: string,
-  expectedRevision: number,
-  effects: Effects,
-  clock: Clock,
-): Promise<ThemeView> {
+export async function publishTheme(w: ShopWrite, id: string, expectedRevision: number): Promise<ThemeView> {
+  const { trx, shopId, effects, now } = w;
   const current = await theme(trx, shopId, id);
   if (current.revision !== expectedRevision) throw revisionConflict(current, expectedRevision);
   refuseDocument(current.base, (await revision(trx, current, expectedRevision)).document);
   await themes.lockShopPublishing(trx, shopId);
-  const now = clock.now();
   await themes.unsetOtherLiveThemes(trx, shopId, id, now);
   const published = await themes.publishDraft(trx, shopId, id, expectedRevision, now);
   // A save committed between the read above and this statement: the compare-and-set refuses (and the transaction,
@@ -295,13 +264,12 @@ export function previewTokenHash(token: string): string {
  * revision until `expires_at` (1 hour) or until stopped. Only the token's SHA-256 is stored.
  */
 export async function startPreview(
-  trx: Transaction<Database>,
-  shopId: string,
+  w: ShopWrite,
   id: string,
   input: { revision?: number },
-  effects: Effects,
-  deps: { clock: Clock; publicUrl: string },
+  deps: { publicUrl: string },
 ) {
+  const { trx, shopId, effects, now } = w;
   const row = await theme(trx, shopId, id);
   const number = input.revision ?? row.revision;
   if (number > row.revision || !(await themes.revisionOf(trx, shopId, id, number)))
@@ -309,7 +277,6 @@ export async function startPreview(
       { field: 'revision', message: `the theme has no revision ${number} (its draft is revision ${row.revision})` },
     ]);
   const token = randomBytes(32).toString('base64url');
-  const now = deps.clock.now();
   const session = await themes.insertPreviewSession(trx, shopId, {
     id: newId('pvs'),
     theme_id: id,
@@ -331,16 +298,10 @@ export async function startPreview(
  * DELETE /themes/{id}/control/preview/{sessionId}: stops a running session; its URL answers 410 from then on. A
  * session that is unknown, of another theme, already stopped or expired is 404 PREVIEW_SESSION_NOT_FOUND.
  */
-export async function stopPreview(
-  trx: Transaction<Database>,
-  shopId: string,
-  id: string,
-  sessionId: string,
-  effects: Effects,
-  clock: Clock,
-): Promise<Record<string, never>> {
+export async function stopPreview(w: ShopWrite, id: string, sessionId: string): Promise<Record<string, never>> {
+  const { trx, shopId, effects, now } = w;
   await theme(trx, shopId, id);
-  const stopped = await themes.stopPreviewSession(trx, shopId, id, sessionId, clock.now());
+  const stopped = await themes.stopPreviewSession(trx, shopId, id, sessionId, now);
   if (!stopped) throw new NotFoundError('PREVIEW_SESSION_NOT_FOUND');
   effects.audit({
     action: 'theme.preview_stopped',

@@ -1,8 +1,7 @@
 // Webhook endpoints and their deliveries: registering, changing and removing an endpoint, rotating its secret,
 // test events and manual retries, and the lists that show them (endpoints, delivery log, events).
 import { isIP } from 'node:net';
-import type { Transaction } from 'kysely';
-import type { Database, DeliveryStatus, WebhookEndpointRow } from '../../../db/tables';
+import type { DeliveryStatus, WebhookEndpointRow } from '../../../db/tables';
 import type { ReadDb } from '../../../db/queries/shop-scope';
 import * as endpoints from '../../../db/queries/webhook-endpoints';
 import * as deliveries from '../../../db/queries/webhook-deliveries';
@@ -10,13 +9,13 @@ import * as events from '../../../db/queries/events';
 import { fullAccessScope } from '../../auth/scopes';
 import { NotFoundError, ValidationError } from '../../errors';
 import { newId } from '../../ids';
-import type { Clock } from '../../platform/clock';
 import type { CursorList } from '../../platform/cursor-list';
 import { queuedAttempt } from '../../platform/events';
 import { emitEvent } from '../effects';
 import type { ListSpec } from '../../platform/list-query';
 import { isPublicAddress } from '../../platform/outbound-http';
 import { endpointSecretContext, type SecretBox } from '../../platform/secret-box';
+import type { ShopWrite } from '../../platform/unit-of-work';
 import { newWebhookSecret } from '../../platform/webhook-signature';
 import { eventView, webhookAttemptView, webhookEndpointView } from '../../views/webhook';
 
@@ -90,7 +89,6 @@ export function readableEventTypes(scopes: readonly string[]): WebhookEventType[
 }
 
 export interface WebhookDeps {
-  clock: Clock;
   secrets: SecretBox;
   allowPrivateTargets: boolean;
 }
@@ -180,21 +178,20 @@ export interface WebhookInput {
   enabled?: boolean;
 }
 
-async function endpointForUpdate(trx: Transaction<Database>, shopId: string, id: string): Promise<WebhookEndpointRow> {
+async function endpointForUpdate({ trx, shopId }: ShopWrite, id: string): Promise<WebhookEndpointRow> {
   const row = await endpoints.webhookEndpointForUpdate(trx, shopId, id);
   if (!row) throw new NotFoundError('WEBHOOK_NOT_FOUND');
   return row;
 }
 
 export async function createWebhook(
-  trx: Transaction<Database>,
-  shopId: string,
+  w: ShopWrite,
   input: Required<Pick<WebhookInput, 'url' | 'events'>> & WebhookInput,
   deps: WebhookDeps,
 ) {
+  const { trx, shopId, now } = w;
   const id = newId('whe');
   const secret = newWebhookSecret();
-  const now = deps.clock.now();
   const row = await endpoints.insertWebhookEndpoint(trx, shopId, {
     id,
     url: checkTargetUrl(input.url, deps.allowPrivateTargets),
@@ -210,25 +207,21 @@ export async function createWebhook(
   return { ...webhookEndpointView(row), secret };
 }
 
-export async function updateWebhook(
-  trx: Transaction<Database>,
-  shopId: string,
-  id: string,
-  input: WebhookInput,
-  deps: WebhookDeps,
-) {
-  await endpointForUpdate(trx, shopId, id);
+export async function updateWebhook(w: ShopWrite, id: string, input: WebhookInput, deps: WebhookDeps) {
+  const { trx, shopId, now } = w;
+  await endpointForUpdate(w, id);
   const row = await endpoints.updateWebhookEndpoint(trx, shopId, id, {
     ...(input.url !== undefined && { url: checkTargetUrl(input.url, deps.allowPrivateTargets) }),
     ...(input.events !== undefined && { events: [...new Set(input.events)] }),
     ...(input.description !== undefined && { description: input.description }),
     ...(input.enabled !== undefined && { enabled: input.enabled }),
-    updated_at: deps.clock.now(),
+    updated_at: now,
   });
   return webhookEndpointView(row!);
 }
 
-export async function deleteWebhook(trx: Transaction<Database>, shopId: string, id: string): Promise<void> {
+export async function deleteWebhook(w: ShopWrite, id: string): Promise<void> {
+  const { trx, shopId } = w;
   if (!(await endpoints.deleteWebhookEndpoint(trx, shopId, id))) throw new NotFoundError('WEBHOOK_NOT_FOUND');
 }
 
@@ -237,14 +230,13 @@ export async function deleteWebhook(trx: Transaction<Database>, shopId: string, 
  * meanwhile), so a receiver can switch without refusing a delivery. Only the latest previous secret is kept.
  */
 export async function rotateWebhookSecret(
-  trx: Transaction<Database>,
-  shopId: string,
+  w: ShopWrite,
   id: string,
   expirePreviousInSeconds: number,
   deps: WebhookDeps,
 ) {
-  const current = await endpointForUpdate(trx, shopId, id);
-  const now = deps.clock.now();
+  const { trx, shopId, now } = w;
+  const current = await endpointForUpdate(w, id);
   const secret = newWebhookSecret();
   const keepPrevious = expirePreviousInSeconds > 0;
   await endpoints.updateWebhookEndpoint(trx, shopId, id, {
@@ -262,20 +254,22 @@ export async function rotateWebhookSecret(
 }
 
 /** Queues a `webhook:test` event to this endpoint only; answers its PENDING log entry. */
-export async function testWebhook(trx: Transaction<Database>, shopId: string, id: string, deps: WebhookDeps) {
-  const endpoint = await endpointForUpdate(trx, shopId, id);
+export async function testWebhook(w: ShopWrite, id: string) {
+  const { trx, shopId, clock } = w;
+  const endpoint = await endpointForUpdate(w, id);
   if (!endpoint.enabled) {
     throw new ValidationError(
       [{ field: 'enabled', message: 'the endpoint is disabled' }],
       'This endpoint is disabled: enable it to send it a test event.',
     );
   }
+  // Written now, not through w.effects at commit: the answer is the PENDING attempt, so its id is needed here.
   const { attemptIds } = await emitEvent(
     trx,
     shopId,
     'webhook:test',
     { webhook_id: endpoint.id, message: 'This is a test event.' },
-    { clock: deps.clock, endpoint },
+    { clock, endpoint },
   );
   const attempt = await deliveries.attemptById(trx, shopId, attemptIds[0]!);
   return webhookAttemptView(attempt!);
@@ -286,17 +280,12 @@ export async function testWebhook(trx: Transaction<Database>, shopId: string, id
  * gets one more attempt (a failure settles it again, no new schedule); one with an attempt already queued has that
  * attempt brought forward to now, so a retry never sends the same event twice at once.
  */
-export async function retryWebhookDelivery(
-  trx: Transaction<Database>,
-  shopId: string,
-  logId: string,
-  deps: WebhookDeps,
-) {
+export async function retryWebhookDelivery(w: ShopWrite, logId: string) {
+  const { trx, shopId, now } = w;
   const logged = await deliveries.attemptById(trx, shopId, logId);
   if (!logged) throw new NotFoundError('WEBHOOK_LOG_NOT_FOUND');
   const delivery = await deliveries.deliveryForUpdate(trx, shopId, logged.delivery_id);
   if (!delivery) throw new NotFoundError('WEBHOOK_LOG_NOT_FOUND');
-  const now = deps.clock.now();
   if (delivery.pending_attempt_id) {
     const queued = await deliveries.updateAttempt(trx, shopId, delivery.pending_attempt_id, { next_retry_at: now });
     await deliveries.updateDelivery(trx, shopId, delivery.id, { next_attempt_at: now, updated_at: now });
