@@ -16,7 +16,7 @@ import { newId } from '../../ids';
 import { mailDraft } from '../../mail/templates';
 import type { Clock } from '../../platform/clock';
 import { decimalString, jsonAmount } from '../../platform/money';
-import type { Effects } from '../../platform/unit-of-work';
+import { shopWrite, type Effects } from '../../platform/unit-of-work';
 import { checkoutUrl, orderView, type OrderView } from '../../views/order';
 import { queueDynamicDelivery } from './dynamic-delivery';
 import { withLicenseKeys, withLicenses } from '../licenses/issuing';
@@ -82,7 +82,7 @@ export async function completeInvoice(
     const product = item.product_id ? productRows.get(item.product_id) : undefined;
     const delivered = await deliver(trx, shopId, order, item, product, now, deps.checkoutBaseUrl);
     // A license product's units each issue a key (src/domain/licenses/issuing.ts); other items pass unchanged.
-    const d = await withLicenses(trx, shopId, order, item, product, now, effects, delivered);
+    const d = await withLicenses(shopWrite(trx, shopId, effects, { now: () => now }), order, item, product, delivered);
     deliveredItems.push(
       await orders.updateOrderItem(trx, shopId, item.id, {
         delivery_status: d.status,
