@@ -80,7 +80,7 @@ export async function completeInvoice(
   const mailItems: { title: string; content: string[] }[] = [];
   for (const item of items) {
     const product = item.product_id ? productRows.get(item.product_id) : undefined;
-    const delivered = await deliver(trx, shopId, order, item, product, now, deps.checkoutBaseUrl);
+    const delivered = await deliver(trx, shopId, order, item, product, now, deps.checkoutBaseUrl, effects);
     // A license product's units each issue a key (src/domain/licenses/issuing.ts); other items pass unchanged.
     const d = await withLicenses(shopWrite(trx, shopId, effects, { now: () => now }), order, item, product, delivered);
     deliveredItems.push(
@@ -183,6 +183,7 @@ async function deliver(
   product: ProductRow | undefined,
   now: Date,
   checkoutBaseUrl: string,
+  effects: Effects,
 ): Promise<Delivered> {
   if (item.delivery_status === 'DELIVERED')
     return { status: 'DELIVERED', items: item.delivered_items, mailContent: [] };
@@ -231,7 +232,7 @@ async function deliver(
       return { status: 'AWAITING_FULFILLMENT', items: null, mailContent: [] };
     case 'SUBSCRIPTION':
       // Starts the buyer's subscription, or renews the one this renewal invoice was issued for.
-      return deliverSubscriptionLine(trx, shopId, order, item, product, now);
+      return deliverSubscriptionLine(shopWrite(trx, shopId, effects, { now: () => now }), order, item, product);
   }
 }
 
