@@ -104,7 +104,7 @@ export async function completeInvoice(
     expires_at: null,
     updated_at: now,
   });
-  await credit(trx, shopId, completed, now);
+  await credit(trx, shopId, completed, now, effects);
   // A reseller's order: lifetime figures, then tier auto-advance (src/domain/resellers/reseller-orders.ts).
   await countResellerOrder(trx, shopId, completed, effects, now);
   // The part the buyer's wallet held for the order is taken from it now (src/domain/orders/wallet-orders.ts).
@@ -245,8 +245,14 @@ function fileLink(checkoutBaseUrl: string, order: OrderRow, attachmentId: string
  * The referring affiliate's commission. (The customer's totals are computed from its paid orders, see
  * db/queries/customers.ts: setting `completed_at` above is what counts this order.)
  */
-async function credit(trx: Transaction<Database>, shopId: string, order: OrderRow, now: Date): Promise<void> {
+async function credit(
+  trx: Transaction<Database>,
+  shopId: string,
+  order: OrderRow,
+  now: Date,
+  effects: Effects,
+): Promise<void> {
   // One ACCRUAL entry in the affiliate's commission ledger (src/domain/affiliates/commissions.ts).
-  await accrueCommission(trx, shopId, order, now);
+  await accrueCommission(shopWrite(trx, shopId, effects, { now: () => now }), order);
   // Reseller revenue is counted by completeInvoice (countResellerOrder: it records an audit line of auto-advance).
 }

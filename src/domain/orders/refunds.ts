@@ -86,7 +86,10 @@ export async function refundOrder(
   // A full refund revokes the license keys the order issued (src/domain/licenses/issuing.ts).
   if (fully) await revokeOrderLicenses(shopWrite(trx, shopId, effects, { now: () => now }), order.id);
   // The refund's share of the affiliate's commission on this order is reversed (src/domain/affiliates/commissions.ts).
-  await reverseCommission(trx, shopId, order, { id: refund.id, refundedTotal: refunded }, now);
+  await reverseCommission(shopWrite(trx, shopId, effects, { now: () => now }), order, {
+    id: refund.id,
+    refundedTotal: refunded,
+  });
   // A reseller's order: the refund takes its amount back from the reseller's lifetime revenue.
   await refundResellerRevenue(trx, shopId, order, amount, now);
   await orders.updateOrder(trx, shopId, order.id, {
