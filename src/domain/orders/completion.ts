@@ -106,7 +106,7 @@ export async function completeInvoice(
   });
   await credit(trx, shopId, completed, now, effects);
   // A reseller's order: lifetime figures, then tier auto-advance (src/domain/resellers/reseller-orders.ts).
-  await countResellerOrder(trx, shopId, completed, effects, now);
+  await countResellerOrder(shopWrite(trx, shopId, effects, { now: () => now }), completed);
   // The part the buyer's wallet held for the order is taken from it now (src/domain/orders/wallet-orders.ts).
   await captureWalletHold(trx, completed, deps.clock);
 

@@ -90,7 +90,7 @@ export async function createOrder(
     input.affiliate_code,
   );
   // An ACTIVE reseller buys at its tier's wholesale percent (src/domain/resellers/reseller-orders.ts).
-  const wholesale = await wholesaleFor(trx, shopId, email);
+  const wholesale = await wholesaleFor(shopWrite(trx, shopId, effects, { now: () => now }), email);
 
   const totals = priceOrder(
     lines.map((l) => ({

@@ -91,7 +91,7 @@ export async function refundOrder(
     refundedTotal: refunded,
   });
   // A reseller's order: the refund takes its amount back from the reseller's lifetime revenue.
-  await refundResellerRevenue(trx, shopId, order, amount, now);
+  await refundResellerRevenue(shopWrite(trx, shopId, effects, { now: () => now }), order, amount);
   await orders.updateOrder(trx, shopId, order.id, {
     refunded: refunded.toFixed(),
     status,
