@@ -22,11 +22,8 @@ export const getAffiliatePerformance: OperationHandler<'getAffiliatePerformance'
 });
 
 export const approveAffiliateApplication: OperationHandler<'approveAffiliateApplication'> = async ({
-  db,
-  auth,
+  write,
   params,
-  effects,
-  services,
 }) => ({
-  data: await approve(db, auth.shop.id, params.id, effects, services.clock),
+  data: await approve(write, params.id),
 });

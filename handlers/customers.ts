@@ -34,14 +34,11 @@ export const debitCustomerWallet: OperationHandler<'debitCustomerWallet'> = asyn
 });
 
 export const convertCustomerAffiliateBalance: OperationHandler<'convertCustomerAffiliateBalance'> = async ({
-  db,
-  auth,
+  write,
   params,
   body,
-  effects,
-  services,
 }) => ({
-  data: await convert(db, auth.shop.id, params.id, body, effects, services.clock),
+  data: await convert(write, params.id, body),
 });
 
 export const listBlacklistEntries: OperationHandler<'listBlacklistEntries'> = listHandler(

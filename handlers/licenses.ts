@@ -8,14 +8,19 @@ import {
   updateLicense as update,
   validateLicense as validate,
   type LicenseDeps,
+  type LicenseWriteDeps,
 } from '../src/domain/licenses/licenses';
 import { singleStatement, type OperationHandler, type Services } from '../src/http/handler';
 import { listPage } from '../src/platform/cursor-list';
 import { cachedLicenseKeyring } from '../src/platform/license-keys';
 
-const licenseDeps = (services: Services, db: ReadDb): LicenseDeps => ({
-  clock: services.clock,
+const writeDeps = (services: Services, db: ReadDb): LicenseWriteDeps => ({
   keyring: () => cachedLicenseKeyring(services, db),
+});
+
+const licenseDeps = (services: Services, db: ReadDb): LicenseDeps => ({
+  ...writeDeps(services, db),
+  clock: services.clock,
 });
 
 export const listLicenses: OperationHandler<'listLicenses'> = async ({ db, auth, query, services }) => ({
@@ -29,28 +34,21 @@ export const listLicenses: OperationHandler<'listLicenses'> = async ({ db, auth,
   ),
 });
 
-export const createLicense: OperationHandler<'createLicense'> = async ({ db, auth, body, effects, services }) => ({
+export const createLicense: OperationHandler<'createLicense'> = async ({ db, write, body, services }) => ({
   status: 201,
-  data: await create(db, auth.shop.id, body, effects, licenseDeps(services, db)),
+  data: await create(write, body, writeDeps(services, db)),
 });
 
 export const getLicense: OperationHandler<'getLicense'> = async ({ db, auth, params, services }) => ({
   data: await get(db, auth.shop.id, params.id, licenseDeps(services, db)),
 });
 
-export const updateLicense: OperationHandler<'updateLicense'> = async ({
-  db,
-  auth,
-  params,
-  body,
-  effects,
-  services,
-}) => ({
-  data: await update(db, auth.shop.id, params.id, body, effects, licenseDeps(services, db)),
+export const updateLicense: OperationHandler<'updateLicense'> = async ({ db, write, params, body, services }) => ({
+  data: await update(write, params.id, body, writeDeps(services, db)),
 });
 
-export const deleteLicense: OperationHandler<'deleteLicense'> = async ({ db, auth, params }) => {
-  await remove(db, auth.shop.id, params.id);
+export const deleteLicense: OperationHandler<'deleteLicense'> = async ({ write, params }) => {
+  await remove(write, params.id);
   return { data: {} };
 };
 

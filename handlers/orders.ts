@@ -24,6 +24,7 @@ const orderDeps = (ctx: Pick<OperationContext, 'services' | 'auth'>): OrderDeps 
 const listOptions = ({ services, auth }: Pick<OperationContext, 'services' | 'auth'>): OrderListOptions => ({
   checkoutBase: services.config.checkoutBaseUrl,
   readerScopes: auth.credential.scopes,
+  now: services.clock.now(),
 });
 
 /** Both operations run the one completion pipeline; they differ only in how the body names the mail switch. */

@@ -1,5 +1,5 @@
 // The reseller operations: thin wrappers over src/domain/resellers/resellers.ts (reads get a ReadDb, writes the unit of
-// work's transaction and effects).
+// work's ShopWrite).
 import {
   getProgram,
   getReseller as readReseller,
@@ -20,44 +20,24 @@ export const getReseller: OperationHandler<'getReseller'> = async ({ db, auth, p
   data: await readReseller(db, auth.shop.id, params.id),
 });
 
-export const inviteReseller: OperationHandler<'inviteReseller'> = async ({ db, auth, body, effects, services }) => ({
-  data: await invite(db, auth.shop.id, body, effects, {
-    clock: services.clock,
-  }),
+export const inviteReseller: OperationHandler<'inviteReseller'> = async ({ write, body }) => ({
+  data: await invite(write, body),
 });
 
-export const suspendReseller: OperationHandler<'suspendReseller'> = async ({
-  db,
-  auth,
-  params,
-  effects,
-  services,
-}) => ({
-  data: await suspend(db, auth.shop.id, params.id, effects, services.clock),
+export const suspendReseller: OperationHandler<'suspendReseller'> = async ({ write, params }) => ({
+  data: await suspend(write, params.id),
 });
 
-export const reinstateReseller: OperationHandler<'reinstateReseller'> = async ({
-  db,
-  auth,
-  params,
-  effects,
-  services,
-}) => ({
-  data: await reinstate(db, auth.shop.id, params.id, effects, services.clock),
+export const reinstateReseller: OperationHandler<'reinstateReseller'> = async ({ write, params }) => ({
+  data: await reinstate(write, params.id),
 });
 
 export const getResellerProgram: OperationHandler<'getResellerProgram'> = async ({ db, auth }) => ({
   data: await getProgram(db, auth.shop.id),
 });
 
-export const updateResellerProgram: OperationHandler<'updateResellerProgram'> = async ({
-  db,
-  auth,
-  body,
-  effects,
-  services,
-}) => ({
-  data: await updateProgram(db, auth.shop.id, body, effects, services.clock),
+export const updateResellerProgram: OperationHandler<'updateResellerProgram'> = async ({ write, body }) => ({
+  data: await updateProgram(write, body),
 });
 
 export const listResellerTiers: OperationHandler<'listResellerTiers'> = async ({ db, auth }) => ({

@@ -10,5 +10,5 @@ export const getSessionTrail: OperationHandler<'getSessionTrail'> = async (ctx) 
 });
 
 export const revokeOwnerSession: OperationHandler<'revokeOwnerSession'> = async (ctx) => ({
-  data: await revokeSession(ctx.db, ctx.auth.shop.id, ctx.params.session_id, ctx.effects, ctx.services.clock),
+  data: await revokeSession(ctx.write, ctx.params.session_id),
 });

@@ -18,20 +18,12 @@ export const getSubscriptionPlanOptions: OperationHandler<'getSubscriptionPlanOp
   params,
 }) => ({ data: await subscriptionPlanOptions(db, auth.shop.id, params.id) });
 
-export const pauseSubscription: OperationHandler<'pauseSubscription'> = async ({
-  db,
-  auth,
-  params,
-  body,
-  effects,
-  services,
-}) => ({ data: await pause(db, auth.shop.id, params.id, body, effects, services.clock) });
+export const pauseSubscription: OperationHandler<'pauseSubscription'> = async ({ write, params, body }) => ({
+  data: await pause(write, params.id, body),
+});
 
 export const updateSubscriptionCustomFields: OperationHandler<'updateSubscriptionCustomFields'> = async ({
-  db,
-  auth,
+  write,
   params,
   body,
-  effects,
-  services,
-}) => ({ data: await updateCustomFields(db, auth.shop.id, params.id, body, effects, services.clock) });
+}) => ({ data: await updateCustomFields(write, params.id, body) });

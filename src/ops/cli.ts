@@ -9,6 +9,7 @@ import { migrateToLatest } from '../../db/migrate';
 import { allEmails, emailsOfShop } from '../../db/queries/outbound-emails';
 import { loadConfig, ConfigError, type Config } from '../config';
 import { ApiError } from '../errors';
+import { systemClock } from '../platform/clock';
 import * as admin from './admin';
 
 import { FixtureError } from './fixtures/fixtures';
@@ -465,13 +466,17 @@ async function run(
         return { json: order, text: [`Order ${order.id} ${order.status}`, ...lines].join('\n') };
       }
       case 'affiliate apply': {
-        const application = await applyAsOperator(db, {
-          shopId: required(values, 'shop'),
-          email: required(values, 'email'),
-          code: values.code,
-          commissionPercent: values.commission,
-          note: values.note,
-        });
+        const application = await applyAsOperator(
+          db,
+          {
+            shopId: required(values, 'shop'),
+            email: required(values, 'email'),
+            code: values.code,
+            commissionPercent: values.commission,
+            note: values.note,
+          },
+          systemClock,
+        );
         return {
           json: application,
           text: `Affiliate application ${application.id} of ${application.email} PENDING (${application.commission_percent}%)`,

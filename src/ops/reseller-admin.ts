@@ -6,7 +6,6 @@
 import type { Kysely } from 'kysely';
 import { shopById } from '../../db/queries/shops';
 import type { Database } from '../../db/tables';
-import { systemClock } from '../platform/clock';
 import { resellerTierView } from '../views/reseller';
 import { AdminError, operatorWrite } from './admin';
 import {
@@ -44,22 +43,17 @@ export async function createTierAsOperator(db: Kysely<Database>, input: TierComm
   await requireShop(db, input.shopId);
   const orders = wholeNumber(input.orders, 'orders');
   const sortOrder = wholeNumber(input.sortOrder, 'sort-order');
-  const tier = await operatorWrite(db, input.shopId, 'cli:reseller tier create', async ({ trx, effects }) => {
-    const row = await createTier(
-      trx,
-      input.shopId,
-      {
-        name: input.name,
-        discountPercent: input.discount,
-        autoAdvanceRevenue: input.revenue ?? null,
-        autoAdvanceOrders: orders ?? null,
-        autoAdvanceRequiresBoth: input.requiresBoth === true,
-        sortOrder,
-        isDefault: input.isDefault === true,
-      },
-      systemClock.now(),
-    );
-    effects.audit({ action: 'reseller_tier.created', resourceType: 'reseller_tier', resourceId: row.id });
+  const tier = await operatorWrite(db, input.shopId, 'cli:reseller tier create', async (w) => {
+    const row = await createTier(w, {
+      name: input.name,
+      discountPercent: input.discount,
+      autoAdvanceRevenue: input.revenue ?? null,
+      autoAdvanceOrders: orders ?? null,
+      autoAdvanceRequiresBoth: input.requiresBoth === true,
+      sortOrder,
+      isDefault: input.isDefault === true,
+    });
+    w.effects.audit({ action: 'reseller_tier.created', resourceType: 'reseller_tier', resourceId: row.id });
     return row;
   });
   return resellerTierView({ ...tier, member_count: 0 }, input.isDefault === true ? tier.id : null);
@@ -81,10 +75,10 @@ export async function moveResellerAsOperator(
 ) {
   await requireShop(db, input.shopId);
   const fn = { accept: acceptInvitation, approve: approveApplication, reject: rejectReseller }[move];
-  return operatorWrite(db, input.shopId, `cli:reseller ${move}`, async ({ trx, effects }) => {
-    const id = await resellerIdByEmail(trx, input.shopId, input.email);
-    const view = await fn(trx, input.shopId, id, systemClock.now());
-    effects.audit({ action: moveAction[move], resourceType: 'reseller', resourceId: id });
+  return operatorWrite(db, input.shopId, `cli:reseller ${move}`, async (w) => {
+    const id = await resellerIdByEmail(w.trx, w.shopId, input.email);
+    const view = await fn(w, id);
+    w.effects.audit({ action: moveAction[move], resourceType: 'reseller', resourceId: id });
     return view;
   });
 }
@@ -95,9 +89,9 @@ export async function applyResellerAsOperator(
   input: { shopId: string; email: string; note?: string },
 ) {
   await requireShop(db, input.shopId);
-  return operatorWrite(db, input.shopId, 'cli:reseller apply', async ({ trx, effects }) => {
-    const view = await applyAsReseller(trx, input.shopId, input, effects, systemClock.now());
-    effects.audit({ action: 'reseller.applied', resourceType: 'reseller', resourceId: view.id });
+  return operatorWrite(db, input.shopId, 'cli:reseller apply', async (w) => {
+    const view = await applyAsReseller(w, input);
+    w.effects.audit({ action: 'reseller.applied', resourceType: 'reseller', resourceId: view.id });
     return view;
   });
 }

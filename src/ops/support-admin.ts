@@ -5,7 +5,6 @@ import type { Kysely } from 'kysely';
 import { shopById } from '../../db/queries/shops';
 import type { Database } from '../../db/tables';
 import { ValidationError } from '../errors';
-import { systemClock } from '../platform/clock';
 import { AdminError, operatorWrite } from './admin';
 import { closeDispute, openDispute } from '../domain/support/disputes';
 import { sandboxGatewayCode } from '../domain/payments/gateways';
@@ -39,15 +38,8 @@ export async function openSandboxDispute(
 ) {
   await requireShop(db, input.shopId);
   return asOptions(() =>
-    operatorWrite(db, input.shopId, 'cli:dispute open', ({ trx, effects }) =>
-      openDispute(
-        trx,
-        input.shopId,
-        input.orderId,
-        { gateway: sandboxGatewayCode, reason: input.reason?.toUpperCase() },
-        effects,
-        systemClock,
-      ),
+    operatorWrite(db, input.shopId, 'cli:dispute open', (w) =>
+      openDispute(w, input.orderId, { gateway: sandboxGatewayCode, reason: input.reason?.toUpperCase() }),
     ),
   );
 }
@@ -59,15 +51,8 @@ export async function closeSandboxDispute(
 ) {
   await requireShop(db, input.shopId);
   return asOptions(() =>
-    operatorWrite(db, input.shopId, 'cli:dispute close', ({ trx, effects }) =>
-      closeDispute(
-        trx,
-        input.shopId,
-        input.disputeId,
-        { gateway: sandboxGatewayCode, outcome: input.outcome.toUpperCase() },
-        effects,
-        systemClock,
-      ),
+    operatorWrite(db, input.shopId, 'cli:dispute close', (w) =>
+      closeDispute(w, input.disputeId, { gateway: sandboxGatewayCode, outcome: input.outcome.toUpperCase() }),
     ),
   );
 }
@@ -80,19 +65,13 @@ export async function createStorefrontReview(
   await requireShop(db, input.shopId);
   if (!/^[1-5]$/.test(input.rating)) throw new AdminError('--rating must be a whole number from 1 to 5');
   return asOptions(() =>
-    operatorWrite(db, input.shopId, 'cli:review create', ({ trx, effects }) =>
-      createReview(
-        trx,
-        input.shopId,
-        {
-          order_id: input.orderId,
-          ...(input.productId !== undefined ? { product_id: input.productId } : {}),
-          rating: Number(input.rating),
-          message: input.message ?? null,
-        },
-        effects,
-        systemClock,
-      ),
+    operatorWrite(db, input.shopId, 'cli:review create', (w) =>
+      createReview(w, {
+        order_id: input.orderId,
+        ...(input.productId !== undefined ? { product_id: input.productId } : {}),
+        rating: Number(input.rating),
+        message: input.message ?? null,
+      }),
     ),
   );
 }
@@ -104,20 +83,14 @@ export async function createStorefrontTicket(
 ) {
   await requireShop(db, input.shopId);
   return asOptions(() =>
-    operatorWrite(db, input.shopId, 'cli:ticket create', ({ trx, effects }) =>
-      createTicket(
-        trx,
-        input.shopId,
-        {
-          email: input.email,
-          subject: input.subject,
-          message: input.message,
-          ...(input.orderId !== undefined ? { order_id: input.orderId } : {}),
-          ...(input.priority !== undefined ? { priority: input.priority.toUpperCase() } : {}),
-        },
-        effects,
-        systemClock,
-      ),
+    operatorWrite(db, input.shopId, 'cli:ticket create', (w) =>
+      createTicket(w, {
+        email: input.email,
+        subject: input.subject,
+        message: input.message,
+        ...(input.orderId !== undefined ? { order_id: input.orderId } : {}),
+        ...(input.priority !== undefined ? { priority: input.priority.toUpperCase() } : {}),
+      }),
     ),
   );
 }

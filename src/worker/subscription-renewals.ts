@@ -2,10 +2,12 @@
 // a period ends, and settles invoices the expiry job voided unpaid (PAST_DUE, then CANCELLED): see
 // src/domain/subscriptions/renewals.ts. One transaction per batch. Subscriptions are claimed with FOR UPDATE SKIP
 // LOCKED, so any number of workers renew disjoint subscriptions, and the completion of a renewal invoice (which
-// takes the same row lock) never interleaves with a renewal of the same subscription.
+// takes the same row lock) never interleaves with a renewal of the same subscription. Each subscription's cycle is
+// a write of its shop (workerWrite): its events go through the default sinks, in the batch's transaction.
 import type { Kysely } from 'kysely';
 import { subscriptionsDueForUpdate } from '../../db/queries/subscriptions';
 import type { Database } from '../../db/tables';
+import { workerWrite } from '../domain/effects';
 import { runRenewalCycle } from '../domain/subscriptions/renewals';
 import type { Logger } from '../logger';
 import type { Clock } from '../platform/clock';
@@ -28,7 +30,9 @@ export function subscriptionRenewalJob(db: Kysely<Database>, options: Subscripti
         let changed = 0;
         let invoices = 0;
         for (const sub of due) {
-          const outcome = await runRenewalCycle(trx, sub, now, options);
+          const outcome = await workerWrite(trx, sub.shop_id, 'subscription-renewals', options.clock, (w) =>
+            runRenewalCycle(w, sub, { checkoutBaseUrl: options.checkoutBaseUrl }),
+          );
           if (outcome.resumed || outcome.expiredInvoice || outcome.invoiceId !== null) changed++;
           if (outcome.invoiceId !== null) invoices++;
         }

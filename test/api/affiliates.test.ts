@@ -8,7 +8,7 @@ import Decimal from 'decimal.js';
 import { sql } from 'kysely';
 import { seedShop } from '../../src/ops/admin';
 import { applyAsOperator } from '../../src/domain/affiliates/affiliates';
-import { ManualClock } from '../../src/platform/clock';
+import { ManualClock, systemClock } from '../../src/platform/clock';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
 import { shopPair } from '../helpers/shop-pair';
 
@@ -270,21 +270,24 @@ describe('cli affiliate apply (applyAsOperator)', () => {
       [{ shopId: shopA, email, code: 'bad code' }, /code must be 1 to 64 letters/],
       [{ shopId: shopA, email, commissionPercent: '101' }, /commission_percent must be a percent/],
     ];
-    for (const [input, message] of refusals) await expect(applyAsOperator(t.db, input)).rejects.toThrow(message);
+    for (const [input, message] of refusals)
+      await expect(applyAsOperator(t.db, input, systemClock)).rejects.toThrow(message);
     expect(await world()).toEqual(before);
-    const application = await applyAsOperator(t.db, {
-      shopId: shopA,
-      email: email.toUpperCase(),
-      commissionPercent: '7.5',
-      note: 'cli',
-    });
+    // The command line's clock: the wall clock.
+    const application = await applyAsOperator(
+      t.db,
+      { shopId: shopA, email: email.toUpperCase(), commissionPercent: '7.5', note: 'cli' },
+      systemClock,
+    );
     expect(application).toMatchObject({
       customer_id: ids[email],
       status: 'PENDING',
       commission_percent: '7.5',
       note: 'cli',
     });
-    await expect(applyAsOperator(t.db, { shopId: shopA, email })).rejects.toThrow(/already has a pending application/);
+    await expect(applyAsOperator(t.db, { shopId: shopA, email }, systemClock)).rejects.toThrow(
+      /already has a pending application/,
+    );
     const approved = await approve(application.id);
     expect(approved.body.data).toMatchObject({ customer_id: ids[email], commission_percent: 7.5, status: 'ACTIVE' });
   });

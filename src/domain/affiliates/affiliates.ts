@@ -8,7 +8,7 @@
 // never disagree, and no stored copy can drift.
 import { randomInt } from 'node:crypto';
 import Decimal from 'decimal.js';
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely } from 'kysely';
 import * as affiliates from '../../../db/queries/affiliates';
 import type { AffiliateCustomerRow } from '../../../db/queries/affiliates';
 import type { ReadDb } from '../../../db/queries/shop-scope';
@@ -19,7 +19,7 @@ import { newId } from '../../ids';
 import type { Clock } from '../../platform/clock';
 import type { CursorList } from '../../platform/cursor-list';
 import { decimalString, parseAmount } from '../../platform/money';
-import type { Effects } from '../../platform/unit-of-work';
+import type { ShopWrite } from '../../platform/unit-of-work';
 import {
   affiliateCustomerView,
   affiliatePerformanceView,
@@ -28,6 +28,7 @@ import {
   type PeriodFigures,
 } from '../../views/affiliate';
 import { postWalletMovement } from '../customers/wallets';
+import { workerWrite } from '../effects';
 
 /** Commission percent of an application that names none (also the fixtures' default). */
 export const defaultCommissionPercent = '10';
@@ -117,12 +118,8 @@ const percentPattern = /^(100(\.0{1,2})?|[0-9]{1,2}(\.[0-9]{1,2})?)$/;
  * for a customer who is already an affiliate or already has a pending application, and for a malformed code,
  * percent or note.
  */
-export async function createAffiliateApplication(
-  trx: Transaction<Database>,
-  shopId: string,
-  input: ApplicationInput,
-  now: Date,
-) {
+export async function createAffiliateApplication(w: ShopWrite, input: ApplicationInput) {
+  const { trx, shopId, now } = w;
   const problems: { field: string; message: string }[] = [];
   if (input.code !== undefined && !codePattern.test(input.code))
     problems.push({ field: 'code', message: 'must be 1 to 64 letters, digits, _ or -' });
@@ -159,26 +156,27 @@ export async function createAffiliateApplication(
   });
 }
 
-/** `cli affiliate apply`: an application of the shop's customer with this email, in a transaction of its own. */
+/**
+ * `cli affiliate apply`: an application of the shop's customer with this email, in a transaction of its own (a write
+ * of the shop at the clock's time, its effects written through the default sinks).
+ */
 export async function applyAsOperator(
   db: Kysely<Database>,
   input: { shopId: string; email: string; code?: string; commissionPercent?: string; note?: string },
+  clock: Clock,
 ) {
   if (!(await shopById(db, input.shopId))) throw new NotFoundError('NOT_FOUND', `No shop with id ${input.shopId}`);
   const customer = await affiliates.affiliateCustomerByEmail(db, input.shopId, input.email.toLowerCase());
   if (!customer)
     throw new NotFoundError('CUSTOMER_NOT_FOUND', `The shop has no customer ${input.email.toLowerCase()}.`);
   const row = await db.transaction().execute((trx) =>
-    createAffiliateApplication(
-      trx,
-      input.shopId,
-      {
+    workerWrite(trx, input.shopId, 'cli:affiliate apply', clock, (w) =>
+      createAffiliateApplication(w, {
         customerId: customer.id,
         code: input.code,
         commissionPercent: input.commissionPercent,
         note: input.note,
-      },
-      new Date(),
+      }),
     ),
   );
   return {
@@ -215,13 +213,8 @@ async function generatedCode(db: ReadDb, shopId: string, email: string): Promise
  * still free, else a generated one; the application's percent), the application APPROVED, `affiliate:approved`
  * emitted. The application row is locked first, so two approvals of one application never both succeed.
  */
-export async function approveAffiliateApplication(
-  trx: Transaction<Database>,
-  shopId: string,
-  applicationId: string,
-  effects: Effects,
-  clock: Clock,
-): Promise<AffiliateCustomerView> {
+export async function approveAffiliateApplication(w: ShopWrite, applicationId: string): Promise<AffiliateCustomerView> {
+  const { trx, shopId, effects, now } = w;
   const application = await affiliates.applicationByIdForUpdate(trx, shopId, applicationId);
   if (!application) throw new NotFoundError('AFFILIATE_APPLICATION_NOT_FOUND');
   if (application.status !== 'PENDING')
@@ -233,7 +226,6 @@ export async function approveAffiliateApplication(
   if (!customer) throw new Error(`application ${application.id}: customer ${application.customer_id} vanished`);
   // createAffiliateApplication refuses an affiliate's application, and one customer has one pending at most.
   if (customer.is_affiliate) throw new Error(`application ${application.id}: the customer is already an affiliate`);
-  const now = clock.now();
   const requested = application.requested_code;
   const code =
     requested !== null && !(await affiliates.affiliateCodeTaken(trx, shopId, requested))
@@ -368,13 +360,11 @@ export async function affiliatePerformance(
  * commission is never converted twice.
  */
 export async function convertAffiliateBalance(
-  trx: Transaction<Database>,
-  shopId: string,
+  w: ShopWrite,
   customerId: string,
   input: { amount: number },
-  effects: Effects,
-  clock: Clock,
 ): Promise<Record<string, never>> {
+  const { trx, shopId, effects, clock, now } = w;
   const row = await affiliates.affiliateCustomerByIdForUpdate(trx, shopId, customerId);
   if (!row) throw new NotFoundError('CUSTOMER_NOT_FOUND');
   if (!row.is_affiliate)
@@ -401,7 +391,7 @@ export async function convertAffiliateBalance(
     amount: new Decimal(amount).negated().toFixed(),
     currency,
     wallet_transaction_id: transaction.transaction_id,
-    created_at: clock.now(),
+    created_at: now,
   });
   effects.audit({
     action: 'affiliate.balance_converted',

@@ -8,13 +8,13 @@
 // round(A x R / T) (to the currency's minor unit, half away from zero); each refund's reversal is that target less
 // what was reversed before. When the order is fully refunded (R = T) the reversals add up to A exactly.
 import Decimal from 'decimal.js';
-import type { Transaction } from 'kysely';
 import * as affiliates from '../../../db/queries/affiliates';
 import { setReferrer } from '../../../db/queries/customers';
-import type { Database, OrderRow } from '../../../db/tables';
+import type { OrderRow } from '../../../db/tables';
 import { ValidationError } from '../../errors';
 import { newId } from '../../ids';
 import { roundToMinor } from '../../platform/money';
+import type { ShopWrite } from '../../platform/unit-of-work';
 
 export interface Attribution {
   affiliate_customer_id: string | null;
@@ -30,11 +30,11 @@ const none: Attribution = { affiliate_customer_id: null, affiliate_code: null };
  * caller (it was found or created for this order).
  */
 export async function orderAttribution(
-  trx: Transaction<Database>,
-  shopId: string,
+  w: ShopWrite,
   buyer: { id: string; referred_by_customer_id: string | null },
   affiliateCode: string | undefined,
 ): Promise<Attribution> {
+  const { trx, shopId } = w;
   if (affiliateCode !== undefined) {
     const affiliate = await affiliates.affiliateByCode(trx, shopId, affiliateCode);
     if (!affiliate || affiliate.affiliate_status !== 'ACTIVE')
@@ -57,13 +57,9 @@ export async function orderAttribution(
  * to the currency's minor unit. Nothing when the affiliate is no longer an ACTIVE affiliate, or the order is not in
  * the affiliate's currency (its wallet's: commission is paid out there, and amounts of two currencies never add).
  */
-export async function accrueCommission(
-  trx: Transaction<Database>,
-  shopId: string,
-  order: OrderRow,
-  now: Date,
-): Promise<void> {
+export async function accrueCommission(w: ShopWrite, order: OrderRow): Promise<void> {
   if (order.affiliate_customer_id === null) return;
+  const { trx, shopId, now } = w;
   const affiliate = await affiliates.affiliateCustomerById(trx, shopId, order.affiliate_customer_id);
   if (
     !affiliate?.is_affiliate ||
@@ -94,12 +90,11 @@ export async function accrueCommission(
  * refund of an attributed order is in the ledger.
  */
 export async function reverseCommission(
-  trx: Transaction<Database>,
-  shopId: string,
+  w: ShopWrite,
   order: OrderRow,
   refund: { id: string; refundedTotal: Decimal.Value },
-  now: Date,
 ): Promise<void> {
+  const { trx, shopId, now } = w;
   const commission = await affiliates.commissionOfOrder(trx, shopId, order.id);
   if (!commission) return;
   const total = new Decimal(order.total);

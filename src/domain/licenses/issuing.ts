@@ -10,14 +10,12 @@
 //
 // withLicenseKeys() is the only way a key reaches an order view, and it adds keys only for a reader that may read
 // licenses: `orders.read` alone must not be a side door around `licenses.read` (GET /licenses would refuse it).
-import type { Transaction } from 'kysely';
 import * as licenses from '../../../db/queries/licenses';
 import type { ReadDb } from '../../../db/queries/shop-scope';
-import type { Database, ItemDeliveryStatus, LicenseRow, OrderItemRow, OrderRow, ProductRow } from '../../../db/tables';
+import type { ItemDeliveryStatus, LicenseRow, OrderItemRow, OrderRow, ProductRow } from '../../../db/tables';
 import { hasScope } from '../../auth/scopes';
-import { systemClock } from '../../platform/clock';
 import { loadLicenseKeyring } from '../../platform/license-keys';
-import type { Effects } from '../../platform/unit-of-work';
+import type { ShopWrite } from '../../platform/unit-of-work';
 import { licenseKeyRef, licenseView, type LicenseKeyRefView } from '../../views/license';
 import { licenseRow, licenseViews } from './licenses';
 
@@ -44,16 +42,14 @@ const DAY_MS = 86_400_000;
  * returned unchanged.
  */
 export async function withLicenses<D extends DeliveredLike>(
-  trx: Transaction<Database>,
-  shopId: string,
+  w: ShopWrite,
   order: OrderRow,
   item: OrderItemRow,
   product: ProductRow | undefined,
-  now: Date,
-  effects: Effects,
   delivered: D,
 ): Promise<D> {
   if (!isLicenseProduct(product) || item.license_count > 0) return delivered;
+  const { trx, shopId, effects, now } = w;
   const keyring = await loadLicenseKeyring(trx);
   const fields = {
     product_id: product.id,
@@ -118,17 +114,17 @@ type WithKeys<V extends ViewWithItems> = V & {
 };
 
 /**
- * Adds `license_keys` to the orders (and their items) that have licenses, as they are now (a refunded order's are
- * REVOKED), for a reader with these scopes that may read licenses (seesLicenseKeys); for any other the views are
- * returned as they are, with no query. Knows from the items' `license_count` which orders have any, so a page
- * without one costs no query either.
+ * Adds `license_keys` to the orders (and their items) that have licenses, as they are at `now` (a refunded order's
+ * are REVOKED; `now` decides which are EXPIRED), for a reader with these scopes that may read licenses
+ * (seesLicenseKeys); for any other the views are returned as they are, with no query. Knows from the items'
+ * `license_count` which orders have any, so a page without one costs no query either.
  */
 export async function withLicenseKeys<V extends ViewWithItems>(
   db: ReadDb,
   shopId: string,
   entries: { view: V; items: Pick<OrderItemRow, 'id' | 'license_count'>[] }[],
   readerScopes: readonly string[],
-  now: Date = systemClock.now(),
+  now: Date,
 ): Promise<WithKeys<V>[]> {
   if (!seesLicenseKeys(readerScopes)) return entries.map((e) => e.view);
   const orderIds = entries.filter((e) => e.items.some((i) => i.license_count > 0)).map((e) => e.view.id);
@@ -157,13 +153,8 @@ export async function withLicenseKeys<V extends ViewWithItems>(
 }
 
 /** A full refund: the order's ACTIVE licenses are revoked, `license:revoked` each. */
-export async function revokeOrderLicenses(
-  trx: Transaction<Database>,
-  shopId: string,
-  orderId: string,
-  now: Date,
-  effects: Effects,
-): Promise<void> {
+export async function revokeOrderLicenses(w: ShopWrite, orderId: string): Promise<void> {
+  const { trx, shopId, effects, now } = w;
   const revoked = await licenses.revokeActiveLicensesOfOrder(trx, shopId, orderId, now);
   if (revoked.length === 0) return;
   const keyring = await loadLicenseKeyring(trx);

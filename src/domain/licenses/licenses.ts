@@ -1,7 +1,7 @@
 // License rules: creation, reads, updates (revoke, re-activate, expiry, activation limit, devices), deletion and
 // validation. Keys are generated from crypto.randomBytes, looked up by keyed hash and shown from their sealed copy
 // (src/platform/license-keys.ts); validation is one SQL statement (db/queries/licenses.ts).
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely } from 'kysely';
 import * as licenses from '../../../db/queries/licenses';
 import { productById } from '../../../db/queries/products';
 import type { ReadDb } from '../../../db/queries/shop-scope';
@@ -13,17 +13,22 @@ import type { Clock } from '../../platform/clock';
 import type { CursorList } from '../../platform/cursor-list';
 import { generateLicenseKey, licenseKeyPattern, type LicenseKeyring } from '../../platform/license-keys';
 import type { ListSpec } from '../../platform/list-query';
-import { isRetryable, type Effects } from '../../platform/unit-of-work';
+import { isRetryable, type ShopWrite } from '../../platform/unit-of-work';
 import { licenseStatus, licenseView, type DeviceFields, type LicenseView } from '../../views/license';
 
 export type CreateLicenseInput = components['schemas']['CreateLicenseRequest'];
 export type UpdateLicenseInput = components['schemas']['UpdateLicenseRequest'];
 export type ValidateLicenseInput = components['schemas']['ValidateLicenseRequest'];
 
-export interface LicenseDeps {
-  clock: Clock;
+/** What a license write needs beyond its ShopWrite (which brings the time). */
+export interface LicenseWriteDeps {
   /** Loaded when a key must be hashed, sealed or opened (a read of no license never needs it). */
   keyring: () => Promise<LicenseKeyring>;
+}
+
+/** What a license read needs: the keyring, and the clock that decides what EXPIRED means. */
+export interface LicenseDeps extends LicenseWriteDeps {
+  clock: Clock;
 }
 
 const fromUnix = (seconds: number) => new Date(seconds * 1000);
@@ -65,18 +70,16 @@ export function licenseRow(
 }
 
 export async function createLicense(
-  trx: Transaction<Database>,
-  shopId: string,
+  w: ShopWrite,
   input: CreateLicenseInput,
-  effects: Effects,
-  deps: LicenseDeps,
+  deps: LicenseWriteDeps,
 ): Promise<LicenseView> {
+  const { trx, shopId, effects, now } = w;
   if (input.key !== undefined && !licenseKeyPattern.test(input.key)) {
     throw new ValidationError([{ field: 'key', message: 'must be 1 to 256 visible ASCII characters (no spaces)' }]);
   }
   const product = await productById(trx, shopId, input.product_id);
   if (!product) throw new NotFoundError('PRODUCT_NOT_FOUND');
-  const now = deps.clock.now();
   const keyring = await deps.keyring();
   const email = input.customer_email?.toLowerCase() ?? null;
   const customerId = email === null ? null : ((await licenses.customerIdByEmail(trx, shopId, email)) ?? null);
@@ -131,18 +134,16 @@ export async function getLicense(db: ReadDb, shopId: string, id: string, deps: L
 }
 
 export async function updateLicense(
-  trx: Transaction<Database>,
-  shopId: string,
+  w: ShopWrite,
   id: string,
   input: UpdateLicenseInput,
-  effects: Effects,
-  deps: LicenseDeps,
+  deps: LicenseWriteDeps,
 ): Promise<LicenseView> {
+  const { trx, shopId, effects, now } = w;
   // Lock order: the devices, then the license (db/queries/licenses.ts).
   const devices = await licenses.devicesOfLicenseForUpdate(trx, shopId, id);
   const row = await licenses.licenseByIdForUpdate(trx, shopId, id);
   if (!row) throw new NotFoundError('LICENSE_NOT_FOUND');
-  const now = deps.clock.now();
   const limit = input.activation_limit ?? row.activation_limit;
 
   // The devices that stay: none after `hwid` (null releases every device; a value replaces them with that one),
@@ -208,7 +209,8 @@ export async function updateLicense(
   return view;
 }
 
-export async function deleteLicense(trx: Transaction<Database>, shopId: string, id: string): Promise<void> {
+export async function deleteLicense(w: ShopWrite, id: string): Promise<void> {
+  const { trx, shopId } = w;
   // Lock order: the devices, then the license (whose deletion removes them).
   await licenses.devicesOfLicenseForUpdate(trx, shopId, id);
   if (!(await licenses.deleteLicenseRow(trx, shopId, id))) throw new NotFoundError('LICENSE_NOT_FOUND');

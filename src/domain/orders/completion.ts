@@ -16,7 +16,7 @@ import { newId } from '../../ids';
 import { mailDraft } from '../../mail/templates';
 import type { Clock } from '../../platform/clock';
 import { decimalString, jsonAmount } from '../../platform/money';
-import type { Effects } from '../../platform/unit-of-work';
+import { shopWrite, type Effects } from '../../platform/unit-of-work';
 import { checkoutUrl, orderView, type OrderView } from '../../views/order';
 import { queueDynamicDelivery } from './dynamic-delivery';
 import { withLicenseKeys, withLicenses } from '../licenses/issuing';
@@ -80,9 +80,9 @@ export async function completeInvoice(
   const mailItems: { title: string; content: string[] }[] = [];
   for (const item of items) {
     const product = item.product_id ? productRows.get(item.product_id) : undefined;
-    const delivered = await deliver(trx, shopId, order, item, product, now, deps.checkoutBaseUrl);
+    const delivered = await deliver(trx, shopId, order, item, product, now, deps.checkoutBaseUrl, effects);
     // A license product's units each issue a key (src/domain/licenses/issuing.ts); other items pass unchanged.
-    const d = await withLicenses(trx, shopId, order, item, product, now, effects, delivered);
+    const d = await withLicenses(shopWrite(trx, shopId, effects, { now: () => now }), order, item, product, delivered);
     deliveredItems.push(
       await orders.updateOrderItem(trx, shopId, item.id, {
         delivery_status: d.status,
@@ -104,9 +104,9 @@ export async function completeInvoice(
     expires_at: null,
     updated_at: now,
   });
-  await credit(trx, shopId, completed, now);
+  await credit(trx, shopId, completed, now, effects);
   // A reseller's order: lifetime figures, then tier auto-advance (src/domain/resellers/reseller-orders.ts).
-  await countResellerOrder(trx, shopId, completed, effects, now);
+  await countResellerOrder(shopWrite(trx, shopId, effects, { now: () => now }), completed);
   // The part the buyer's wallet held for the order is taken from it now (src/domain/orders/wallet-orders.ts).
   await captureWalletHold(trx, completed, deps.clock);
 
@@ -183,6 +183,7 @@ async function deliver(
   product: ProductRow | undefined,
   now: Date,
   checkoutBaseUrl: string,
+  effects: Effects,
 ): Promise<Delivered> {
   if (item.delivery_status === 'DELIVERED')
     return { status: 'DELIVERED', items: item.delivered_items, mailContent: [] };
@@ -231,7 +232,7 @@ async function deliver(
       return { status: 'AWAITING_FULFILLMENT', items: null, mailContent: [] };
     case 'SUBSCRIPTION':
       // Starts the buyer's subscription, or renews the one this renewal invoice was issued for.
-      return deliverSubscriptionLine(trx, shopId, order, item, product, now);
+      return deliverSubscriptionLine(shopWrite(trx, shopId, effects, { now: () => now }), order, item, product);
   }
 }
 
@@ -244,8 +245,14 @@ function fileLink(checkoutBaseUrl: string, order: OrderRow, attachmentId: string
  * The referring affiliate's commission. (The customer's totals are computed from its paid orders, see
  * db/queries/customers.ts: setting `completed_at` above is what counts this order.)
  */
-async function credit(trx: Transaction<Database>, shopId: string, order: OrderRow, now: Date): Promise<void> {
+async function credit(
+  trx: Transaction<Database>,
+  shopId: string,
+  order: OrderRow,
+  now: Date,
+  effects: Effects,
+): Promise<void> {
   // One ACCRUAL entry in the affiliate's commission ledger (src/domain/affiliates/commissions.ts).
-  await accrueCommission(trx, shopId, order, now);
+  await accrueCommission(shopWrite(trx, shopId, effects, { now: () => now }), order);
   // Reseller revenue is counted by completeInvoice (countResellerOrder: it records an audit line of auto-advance).
 }

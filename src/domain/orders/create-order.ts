@@ -13,7 +13,7 @@ import type { components } from '../../generated/api-types';
 import { ApiError, NotFoundError, ValidationError } from '../../errors';
 import { newId, newUniqid } from '../../ids';
 import type { Clock } from '../../platform/clock';
-import type { Effects } from '../../platform/unit-of-work';
+import { shopWrite, type Effects } from '../../platform/unit-of-work';
 import { orderView, type OrderView } from '../../views/order';
 import { orderAttribution } from '../affiliates/commissions';
 import { BALANCE_GATEWAY, holdWalletForOrder } from './wallet-orders';
@@ -84,9 +84,13 @@ export async function createOrder(
 
   const email = input.email.toLowerCase();
   const customer = await admitBuyer(trx, shop, { email, country: input.country, ipAddress: input.ip_address }, effects);
-  const attribution = await orderAttribution(trx, shopId, customer, input.affiliate_code);
+  const attribution = await orderAttribution(
+    shopWrite(trx, shopId, effects, { now: () => now }),
+    customer,
+    input.affiliate_code,
+  );
   // An ACTIVE reseller buys at its tier's wholesale percent (src/domain/resellers/reseller-orders.ts).
-  const wholesale = await wholesaleFor(trx, shopId, email);
+  const wholesale = await wholesaleFor(shopWrite(trx, shopId, effects, { now: () => now }), email);
 
   const totals = priceOrder(
     lines.map((l) => ({

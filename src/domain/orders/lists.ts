@@ -67,6 +67,8 @@ export interface OrderListOptions {
   checkoutBase: string;
   /** The scopes of the credential the page is for: `license_keys` only if they may read licenses. */
   readerScopes: readonly string[];
+  /** The time the page's license keys are shown as of (which are EXPIRED). */
+  now: Date;
 }
 
 /** A page's orders with their items: one more query for the items of the whole page. */
@@ -89,6 +91,7 @@ async function orderViews(
       items: items.get(row.id) ?? [],
     })),
     options.readerScopes,
+    options.now,
   );
 }
 

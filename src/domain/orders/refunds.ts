@@ -11,7 +11,7 @@ import { ApiError, NotFoundError } from '../../errors';
 import { newId } from '../../ids';
 import type { Clock } from '../../platform/clock';
 import { decimalString, parseAmount } from '../../platform/money';
-import type { Effects } from '../../platform/unit-of-work';
+import { shopWrite, type Effects } from '../../platform/unit-of-work';
 import { refundToWallet, walletRefundNote } from './wallet-orders';
 import { reverseCommission } from '../affiliates/commissions';
 import { refundResellerRevenue } from '../resellers/reseller-orders';
@@ -84,11 +84,14 @@ export async function refundOrder(
     created_at: now,
   });
   // A full refund revokes the license keys the order issued (src/domain/licenses/issuing.ts).
-  if (fully) await revokeOrderLicenses(trx, shopId, order.id, now, effects);
+  if (fully) await revokeOrderLicenses(shopWrite(trx, shopId, effects, { now: () => now }), order.id);
   // The refund's share of the affiliate's commission on this order is reversed (src/domain/affiliates/commissions.ts).
-  await reverseCommission(trx, shopId, order, { id: refund.id, refundedTotal: refunded }, now);
+  await reverseCommission(shopWrite(trx, shopId, effects, { now: () => now }), order, {
+    id: refund.id,
+    refundedTotal: refunded,
+  });
   // A reseller's order: the refund takes its amount back from the reseller's lifetime revenue.
-  await refundResellerRevenue(trx, shopId, order, amount, now);
+  await refundResellerRevenue(shopWrite(trx, shopId, effects, { now: () => now }), order, amount);
   await orders.updateOrder(trx, shopId, order.id, {
     refunded: refunded.toFixed(),
     status,

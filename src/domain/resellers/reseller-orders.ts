@@ -18,10 +18,9 @@
 // true, every non-null threshold met. A null threshold is not part of the condition; a tier with both null never
 // auto-advances anyone.
 import Decimal from 'decimal.js';
-import type { Transaction } from 'kysely';
 import * as resellers from '../../../db/queries/resellers';
-import type { Database, OrderRow, ResellerRow, ResellerTierRow } from '../../../db/tables';
-import type { Effects } from '../../platform/unit-of-work';
+import type { OrderRow, ResellerRow, ResellerTierRow } from '../../../db/tables';
+import type { ShopWrite } from '../../platform/unit-of-work';
 
 export interface Wholesale {
   reseller_id: string;
@@ -30,11 +29,8 @@ export interface Wholesale {
 }
 
 /** What a new order of this (lower-cased) buyer email is priced with: its ACTIVE reseller's tier percent, or null. */
-export async function wholesaleFor(
-  trx: Transaction<Database>,
-  shopId: string,
-  email: string,
-): Promise<Wholesale | null> {
+export async function wholesaleFor(w: ShopWrite, email: string): Promise<Wholesale | null> {
+  const { trx, shopId } = w;
   const reseller = await resellers.activeResellerByEmail(trx, shopId, email.toLowerCase());
   if (!reseller) return null;
   return { reseller_id: reseller.id, reseller_discount_percent: reseller.tier_discount_percent };
@@ -77,14 +73,9 @@ export function advanceTarget(
 }
 
 /** A completed order of a reseller: lifetime figures grow, then auto-advance. */
-export async function countResellerOrder(
-  trx: Transaction<Database>,
-  shopId: string,
-  order: OrderRow,
-  effects: Effects,
-  now: Date,
-): Promise<void> {
+export async function countResellerOrder(w: ShopWrite, order: OrderRow): Promise<void> {
   if (order.reseller_id === null) return;
+  const { trx, shopId, now } = w;
   const row = await resellers.addToLifetimeFigures(
     trx,
     shopId,
@@ -92,16 +83,11 @@ export async function countResellerOrder(
     { revenue: new Decimal(order.total).toFixed(), orders: 1 },
     now,
   );
-  await autoAdvance(trx, shopId, row, effects, now);
+  await autoAdvance(w, row);
 }
 
-async function autoAdvance(
-  trx: Transaction<Database>,
-  shopId: string,
-  row: ResellerRow,
-  effects: Effects,
-  now: Date,
-): Promise<void> {
+async function autoAdvance(w: ShopWrite, row: ResellerRow): Promise<void> {
+  const { trx, shopId, effects, now } = w;
   const tiers = await resellers.tiersOfShop(trx, shopId);
   const target = advanceTarget(tiers, row.tier_id, { revenue: row.lifetime_revenue, orders: row.lifetime_orders });
   if (!target) return;
@@ -115,14 +101,9 @@ async function autoAdvance(
 }
 
 /** A refund of a reseller's order takes its amount back from the reseller's lifetime revenue. */
-export async function refundResellerRevenue(
-  trx: Transaction<Database>,
-  shopId: string,
-  order: OrderRow,
-  amount: Decimal.Value,
-  now: Date,
-): Promise<void> {
+export async function refundResellerRevenue(w: ShopWrite, order: OrderRow, amount: Decimal.Value): Promise<void> {
   if (order.reseller_id === null) return;
+  const { trx, shopId, now } = w;
   await resellers.addToLifetimeFigures(
     trx,
     shopId,

@@ -15,16 +15,14 @@
 // the time of the latest such move (a reinstated reseller keeps its suspended_at), so the history stays readable.
 // Every move locks the reseller row first, so two moves of one reseller run one after the other and the second
 // sees the first's status.
-import type { Transaction } from 'kysely';
 import * as resellers from '../../../db/queries/resellers';
 import type { ReadDb } from '../../../db/queries/shop-scope';
 import { shopById } from '../../../db/queries/shops';
-import type { Database, EnrollmentMode, ResellerProgramRow, ResellerRow, ResellerStatus } from '../../../db/tables';
+import type { EnrollmentMode, ResellerProgramRow, ResellerRow, ResellerStatus } from '../../../db/tables';
 import { ApiError, NotFoundError, ValidationError } from '../../errors';
 import { newId } from '../../ids';
 import { mailDraft } from '../../mail/templates';
-import type { Clock } from '../../platform/clock';
-import type { Effects } from '../../platform/unit-of-work';
+import type { ShopWrite } from '../../platform/unit-of-work';
 import { customerView } from '../../views/customer';
 import {
   resellerProgramView,
@@ -68,7 +66,8 @@ async function programRow(db: ReadDb, shopId: string): Promise<ResellerProgramRo
 }
 
 /** The program row, stored now if the shop had none, locked until the transaction ends. */
-async function programForUpdate(trx: Transaction<Database>, shopId: string): Promise<ResellerProgramRow> {
+async function programForUpdate(w: ShopWrite): Promise<ResellerProgramRow> {
+  const { trx, shopId } = w;
   const createdAt = await resellers.shopCreatedAt(trx, shopId);
   if (!createdAt) throw new Error(`shop ${shopId} vanished`);
   const { shop_id: _shop, ...fresh } = defaultProgram(shopId, createdAt);
@@ -93,14 +92,9 @@ export interface ProgramPatch {
  * without a default tier (sent or already stored) is 422 DEFAULT_TIER_REQUIRED. Both are checked before anything is
  * written, and the transaction rolls back on any refusal, so a refused patch changes nothing.
  */
-export async function updateProgram(
-  trx: Transaction<Database>,
-  shopId: string,
-  patch: ProgramPatch,
-  effects: Effects,
-  clock: Clock,
-): Promise<{ program: ResellerProgramView }> {
-  const current = await programForUpdate(trx, shopId);
+export async function updateProgram(w: ShopWrite, patch: ProgramPatch): Promise<{ program: ResellerProgramView }> {
+  const { trx, shopId, effects, now } = w;
+  const current = await programForUpdate(w);
   if (patch.default_tier_id !== undefined && !(await resellers.tierById(trx, shopId, patch.default_tier_id)))
     throw new NotFoundError('RESELLER_TIER_NOT_FOUND', `The shop has no reseller tier ${patch.default_tier_id}.`);
   const mode = patch.enrollment_mode ?? current.enrollment_mode;
@@ -116,7 +110,7 @@ export async function updateProgram(
   if (patch.application_message !== undefined) changes.application_message = patch.application_message;
   if (patch.require_application_note !== undefined) changes.require_application_note = patch.require_application_note;
   if (patch.default_tier_id !== undefined) changes.default_tier_id = patch.default_tier_id;
-  const row = await resellers.updateProgram(trx, shopId, changes, clock.now());
+  const row = await resellers.updateProgram(trx, shopId, changes, now);
   effects.audit({
     action: 'reseller_program.updated',
     resourceType: 'reseller_program',
@@ -127,13 +121,9 @@ export async function updateProgram(
 }
 
 /** Writes program fields (fixtures, `tier create --default`), storing the program row first if needed. */
-export async function writeProgram(
-  trx: Transaction<Database>,
-  shopId: string,
-  changes: resellers.ProgramChanges,
-  now: Date,
-): Promise<ResellerProgramRow> {
-  await programForUpdate(trx, shopId);
+export async function writeProgram(w: ShopWrite, changes: resellers.ProgramChanges): Promise<ResellerProgramRow> {
+  const { trx, shopId, now } = w;
+  await programForUpdate(w);
   return resellers.updateProgram(trx, shopId, changes, now);
 }
 
@@ -167,7 +157,8 @@ const percentPattern = /^(100(\.0{1,2})?|[0-9]{1,2}(\.[0-9]{1,2})?)$/;
 const revenuePattern = /^(0|[1-9][0-9]{0,11})(\.[0-9]{1,8})?$/;
 
 /** A tier (the CLI `reseller tier create` and fixtures: tiers are read-only through the API). */
-export async function createTier(trx: Transaction<Database>, shopId: string, input: TierInput, now: Date) {
+export async function createTier(w: ShopWrite, input: TierInput) {
+  const { trx, shopId, now } = w;
   const problems: { field: string; message: string }[] = [];
   if (input.name.length < 1 || input.name.length > 100)
     problems.push({ field: 'name', message: 'must be 1 to 100 characters' });
@@ -202,7 +193,7 @@ export async function createTier(trx: Transaction<Database>, shopId: string, inp
     created_at: now,
     updated_at: now,
   });
-  if (input.isDefault === true) await writeProgram(trx, shopId, { default_tier_id: tier.id }, now);
+  if (input.isDefault === true) await writeProgram(w, { default_tier_id: tier.id });
   return tier;
 }
 
@@ -249,10 +240,6 @@ async function viewOf(db: ReadDb, shopId: string, id: string): Promise<ResellerV
 // Invite
 // ---------------------------------------------------------------------------------------------------------------
 
-export interface InviteDeps {
-  clock: Clock;
-}
-
 /** 409 CONFLICT unless the email has no live reseller row (none, or REJECTED). */
 function refuseLive(row: ResellerRow | undefined): void {
   if (row && row.status !== 'REJECTED')
@@ -265,17 +252,16 @@ function refuseLive(row: ResellerRow | undefined): void {
  * find that row: CONFLICT unless it is REJECTED.
  */
 async function enrol(
-  trx: Transaction<Database>,
-  shop: { id: string; currency: string },
+  w: ShopWrite,
+  shop: { currency: string },
   email: string,
   state: { status: ResellerStatus; tierId: string; note?: string | null; approvedAt?: Date },
-  effects: Effects,
-  now: Date,
 ): Promise<ResellerRow> {
+  const { trx, shopId, effects, now } = w;
   const moveTo = (id: string) =>
     resellers.updateReseller(
       trx,
-      shop.id,
+      shopId,
       id,
       {
         status: state.status,
@@ -285,11 +271,11 @@ async function enrol(
       },
       now,
     );
-  const existing = await resellers.resellerByEmailForUpdate(trx, shop.id, email);
+  const existing = await resellers.resellerByEmailForUpdate(trx, shopId, email);
   refuseLive(existing);
   if (existing) return moveTo(existing.id);
-  const { customer, created } = await customerForEmail(trx, shop, email);
-  const inserted = await resellers.insertResellerIfAbsent(trx, shop.id, {
+  const { customer, created } = await customerForEmail(trx, { id: shopId, currency: shop.currency }, email);
+  const inserted = await resellers.insertResellerIfAbsent(trx, shopId, {
     id: newId('rsl'),
     customer_id: customer.id,
     email,
@@ -305,7 +291,7 @@ async function enrol(
     return inserted;
   }
   // Another transaction inserted this email meanwhile (and has committed: the insert waited for it).
-  const raced = await resellers.resellerByEmailForUpdate(trx, shop.id, email);
+  const raced = await resellers.resellerByEmailForUpdate(trx, shopId, email);
   if (!raced) throw new Error(`reseller ${email} vanished between insert and read`);
   refuseLive(raced);
   return moveTo(raced.id);
@@ -319,12 +305,10 @@ async function enrol(
  * `reseller:invited` emitted, all in this transaction.
  */
 export async function inviteReseller(
-  trx: Transaction<Database>,
-  shopId: string,
+  w: ShopWrite,
   input: { email: string; tier_id?: string },
-  effects: Effects,
-  deps: InviteDeps,
 ): Promise<Record<string, never>> {
+  const { trx, shopId, effects } = w;
   const shop = await shopById(trx, shopId);
   if (!shop) throw new Error(`shop ${shopId} vanished`);
   const program = await programRow(trx, shopId);
@@ -332,8 +316,7 @@ export async function inviteReseller(
     throw new ApiError('RESELLER_PROGRAM_DISABLED', 'The reseller program is disabled: enable it before inviting.');
   const tierId = await resolveTier(trx, shopId, input.tier_id, program);
   const email = input.email.toLowerCase();
-  const now = deps.clock.now();
-  const row = await enrol(trx, shop, email, { status: 'INVITED', tierId }, effects, now);
+  const row = await enrol(w, shop, email, { status: 'INVITED', tierId });
   const view = await viewOf(trx, shopId, row.id);
   effects.mail(
     // No link: no page accepts invitations yet (the operator's `cli reseller accept` does), and a mail must not
@@ -373,7 +356,8 @@ async function resolveTier(
 // Moves of one reseller
 // ---------------------------------------------------------------------------------------------------------------
 
-async function lockedReseller(trx: Transaction<Database>, shopId: string, id: string): Promise<ResellerRow> {
+async function lockedReseller(w: ShopWrite, id: string): Promise<ResellerRow> {
+  const { trx, shopId } = w;
   const row = await resellers.resellerByIdForUpdate(trx, shopId, id);
   if (!row) throw new NotFoundError('RESELLER_NOT_FOUND');
   return row;
@@ -393,55 +377,48 @@ function requireStatus(row: ResellerRow, allowed: readonly ResellerStatus[], mov
  * lock, so an order being priced concurrently finishes first). Resellers hold no credential of this API, so their
  * reseller-API access is their ACTIVE status itself, and it ends here. Emits `reseller:suspended` (the Reseller).
  */
-export async function suspendReseller(
-  trx: Transaction<Database>,
-  shopId: string,
-  id: string,
-  effects: Effects,
-  clock: Clock,
-): Promise<Record<string, never>> {
-  const row = await lockedReseller(trx, shopId, id);
+export async function suspendReseller(w: ShopWrite, id: string): Promise<Record<string, never>> {
+  const { trx, shopId, effects, now } = w;
+  const row = await lockedReseller(w, id);
   requireStatus(row, ['ACTIVE'], 'suspended');
-  await resellers.updateReseller(trx, shopId, id, { status: 'SUSPENDED', suspended_at: clock.now() }, clock.now());
+  await resellers.updateReseller(trx, shopId, id, { status: 'SUSPENDED', suspended_at: now }, now);
   effects.emit('reseller:suspended', await viewOf(trx, shopId, id));
   effects.audit({ action: 'reseller.suspended', resourceType: 'reseller', resourceId: id });
   return {};
 }
 
 /** POST /resellers/{id}/reinstate: only SUSPENDED (else 422), back to ACTIVE; no event (there is no reseller:reinstated). */
-export async function reinstateReseller(
-  trx: Transaction<Database>,
-  shopId: string,
-  id: string,
-  effects: Effects,
-  clock: Clock,
-): Promise<Record<string, never>> {
-  const row = await lockedReseller(trx, shopId, id);
+export async function reinstateReseller(w: ShopWrite, id: string): Promise<Record<string, never>> {
+  const { trx, shopId, effects, now } = w;
+  const row = await lockedReseller(w, id);
   requireStatus(row, ['SUSPENDED'], 'reinstated');
-  await resellers.updateReseller(trx, shopId, id, { status: 'ACTIVE' }, clock.now());
+  await resellers.updateReseller(trx, shopId, id, { status: 'ACTIVE' }, now);
   effects.audit({ action: 'reseller.reinstated', resourceType: 'reseller', resourceId: id });
   return {};
 }
 
 /** `cli reseller accept`: the invited reseller accepts (INVITED -> ACTIVE, approved_at). */
-export async function acceptInvitation(trx: Transaction<Database>, shopId: string, id: string, now: Date) {
-  const row = await lockedReseller(trx, shopId, id);
+export async function acceptInvitation(w: ShopWrite, id: string) {
+  const { trx, shopId, now } = w;
+  const row = await lockedReseller(w, id);
   requireStatus(row, ['INVITED'], 'accepted');
   await resellers.updateReseller(trx, shopId, id, { status: 'ACTIVE', approved_at: now }, now);
   return viewOf(trx, shopId, id);
 }
 
 /** `cli reseller approve`: the merchant approves an application (APPLIED -> ACTIVE, approved_at). */
-export async function approveApplication(trx: Transaction<Database>, shopId: string, id: string, now: Date) {
-  const row = await lockedReseller(trx, shopId, id);
+export async function approveApplication(w: ShopWrite, id: string) {
+  const { trx, shopId, now } = w;
+  const row = await lockedReseller(w, id);
   requireStatus(row, ['APPLIED'], 'approved');
   await resellers.updateReseller(trx, shopId, id, { status: 'ACTIVE', approved_at: now }, now);
   return viewOf(trx, shopId, id);
 }
 
 /** `cli reseller reject`: an application is rejected, or an invitation declined (APPLIED | INVITED -> REJECTED). */
-export async function rejectReseller(trx: Transaction<Database>, shopId: string, id: string, now: Date) {
-  const row = await lockedReseller(trx, shopId, id);
+export async function rejectReseller(w: ShopWrite, id: string) {
+  const { trx, shopId, now } = w;
+  const row = await lockedReseller(w, id);
   requireStatus(row, ['APPLIED', 'INVITED'], 'rejected');
   await resellers.updateReseller(trx, shopId, id, { status: 'REJECTED', rejected_at: now }, now);
   return viewOf(trx, shopId, id);
@@ -454,13 +431,8 @@ export async function rejectReseller(trx: Transaction<Database>, shopId: string,
  * required when the program says so (max 2000 characters); a live row of the email is 409 CONFLICT, a REJECTED one
  * moves.
  */
-export async function applyAsReseller(
-  trx: Transaction<Database>,
-  shopId: string,
-  input: { email: string; note?: string },
-  effects: Effects,
-  now: Date,
-): Promise<ResellerView> {
+export async function applyAsReseller(w: ShopWrite, input: { email: string; note?: string }): Promise<ResellerView> {
+  const { trx, shopId, now } = w;
   const shop = await shopById(trx, shopId);
   if (!shop) throw new NotFoundError('NOT_FOUND', `No shop with id ${shopId}`);
   const program = await programRow(trx, shopId);
@@ -478,19 +450,12 @@ export async function applyAsReseller(
     throw new ValidationError([{ field: 'note', message: 'must be at most 2000 characters' }]);
   const tierId = await resolveTier(trx, shopId, undefined, program);
   const open = program.enrollment_mode === 'OPEN';
-  const row = await enrol(
-    trx,
-    shop,
-    input.email.toLowerCase(),
-    {
-      status: open ? 'ACTIVE' : 'APPLIED',
-      tierId,
-      note: note ?? null,
-      ...(open ? { approvedAt: now } : {}),
-    },
-    effects,
-    now,
-  );
+  const row = await enrol(w, shop, input.email.toLowerCase(), {
+    status: open ? 'ACTIVE' : 'APPLIED',
+    tierId,
+    note: note ?? null,
+    ...(open ? { approvedAt: now } : {}),
+  });
   return viewOf(trx, shopId, row.id);
 }
 

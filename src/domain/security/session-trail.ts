@@ -1,7 +1,6 @@
 // GET /security/session-trail/{session_id}: one consent-page session (`cs_…`) of the shop and everything done in it
 // (sign-in, approvals, denials, sign-out), oldest first; and POST /security/sessions/{session_id}/revoke, which
 // ends one. Another shop's session, or an unknown id: 404.
-import type { Transaction } from 'kysely';
 import {
   auditEntriesOfSession,
   endOwnerSession,
@@ -10,10 +9,8 @@ import {
   ownerSessionByIdForUpdate,
 } from '../../../db/queries/owner-sessions';
 import type { ReadDb } from '../../../db/queries/shop-scope';
-import type { Database } from '../../../db/tables';
 import { NotFoundError } from '../../errors';
-import type { Clock } from '../../platform/clock';
-import type { Effects } from '../../platform/unit-of-work';
+import type { ShopWrite } from '../../platform/unit-of-work';
 import { auditEntryView } from '../../views/audit-entry';
 
 /** The contract's maximum of entries in one trail (SessionTrail.entries.maxItems). */
@@ -39,14 +36,8 @@ export async function sessionTrail(db: ReadDb, shopId: string, sessionId: string
  * src/auth/consent.ts). One already ended (signed out, revoked) or expired is answered as it is: revoking is a
  * state to reach, so a retry or a second revocation is no error. The request's audit entry names the session.
  */
-export async function revokeOwnerSession(
-  trx: Transaction<Database>,
-  shopId: string,
-  sessionId: string,
-  effects: Effects,
-  clock: Clock,
-) {
-  const now = clock.now();
+export async function revokeOwnerSession(w: ShopWrite, sessionId: string) {
+  const { trx, shopId, effects, now } = w;
   const session = await ownerSessionByIdForUpdate(trx, shopId, sessionId);
   if (!session) throw new NotFoundError('SESSION_NOT_FOUND');
   const live = session.ended_at === null && session.expires_at > now;

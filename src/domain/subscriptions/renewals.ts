@@ -11,22 +11,20 @@
 //    through the completion pipeline, which renews the subscription (src/domain/subscriptions/start.ts).
 // Paused subscriptions get no invoice. The database refuses a second open invoice or a second live invoice for one
 // period (migration 0014), so however many workers run, a period is billed once.
-import type { Transaction } from 'kysely';
 import * as orders from '../../../db/queries/orders';
 import * as products from '../../../db/queries/products';
 import { shopById } from '../../../db/queries/shops';
 import * as subscriptions from '../../../db/queries/subscriptions';
-import type { Database, SubscriptionRow } from '../../../db/tables';
+import type { SubscriptionRow } from '../../../db/tables';
 import { newId, newUniqid } from '../../ids';
-import type { Clock } from '../../platform/clock';
-import { emitEvent } from '../effects';
+import type { ShopWrite } from '../../platform/unit-of-work';
 import { orderView } from '../../views/order';
 import { subscriptionView } from '../../views/subscription';
 import { priceOrder } from '../orders/pricing';
 import { addInterval, later, MAX_UNPAID_RENEWALS, RENEWAL_PAYMENT_WINDOW_MS } from './billing';
 
+/** What a renewal needs beyond its ShopWrite (which brings the time). */
 export interface RenewalDeps {
-  clock: Clock;
   checkoutBaseUrl: string;
 }
 
@@ -38,15 +36,17 @@ export interface RenewalOutcome {
   invoiceId: string | null;
 }
 
-/** Runs steps 1-3 for a subscription the caller holds locked (FOR UPDATE), as of `now`. */
+/**
+ * Runs steps 1-3 for a subscription the caller holds locked (FOR UPDATE), as of the write's `now`, in a write of
+ * the subscription's shop (its events go out with the write's effects).
+ */
 export async function runRenewalCycle(
-  trx: Transaction<Database>,
+  w: ShopWrite,
   locked: SubscriptionRow,
-  now: Date,
   deps: RenewalDeps,
 ): Promise<RenewalOutcome> {
-  const shopId = locked.shop_id;
-  const at = { clock: { now: () => now } };
+  const { trx, shopId, effects, now } = w;
+  if (locked.shop_id !== shopId) throw new Error(`subscription ${locked.id} is not of shop ${shopId}`);
   const outcome: RenewalOutcome = { resumed: false, expiredInvoice: false, cancelled: false, invoiceId: null };
   let sub = locked;
 
@@ -76,7 +76,7 @@ export async function runRenewalCycle(
           unpaid_renewals: unpaid,
           updated_at: now,
         });
-        await emitEvent(trx, shopId, 'subscription:cancelled', subscriptionView(sub), at);
+        effects.emit('subscription:cancelled', subscriptionView(sub));
         outcome.cancelled = true;
         return outcome;
       }
@@ -90,18 +90,13 @@ export async function runRenewalCycle(
 
   const billable = sub.status === 'ACTIVE' || sub.status === 'PAST_DUE';
   if (billable && !open && sub.next_renewal_at.getTime() <= now.getTime())
-    outcome.invoiceId = await issueRenewalInvoice(trx, sub, now, deps);
+    outcome.invoiceId = await issueRenewalInvoice(w, sub, deps);
   return outcome;
 }
 
 /** The renewal invoice of the period starting at `next_renewal_at`; returns the order's id. */
-async function issueRenewalInvoice(
-  trx: Transaction<Database>,
-  sub: SubscriptionRow,
-  now: Date,
-  deps: RenewalDeps,
-): Promise<string> {
-  const shopId = sub.shop_id;
+async function issueRenewalInvoice(w: ShopWrite, sub: SubscriptionRow, deps: RenewalDeps): Promise<string> {
+  const { trx, shopId, effects, now } = w;
   const shop = await shopById(trx, shopId);
   const product = await products.productById(trx, shopId, sub.product_id);
   if (!shop || !product) throw new Error(`subscription ${sub.id}: its shop or product is gone`);
@@ -173,8 +168,6 @@ async function issueRenewalInvoice(
     status: 'OPEN',
     created_at: now,
   });
-  await emitEvent(trx, shopId, 'order:created', orderView(order, items, deps.checkoutBaseUrl), {
-    clock: { now: () => now },
-  });
+  effects.emit('order:created', orderView(order, items, deps.checkoutBaseUrl));
   return order.id;
 }

@@ -6,11 +6,10 @@
 //   billed by the interval of its variant or product, its first period beginning now (this payment pays it).
 // The order is linked to the subscription (`subscription_id`). A line is delivered at most once (the pipeline skips
 // DELIVERED lines, and a unique (shop_id, origin_item_id) holds even if it did not), so nothing starts twice.
-import type { Transaction } from 'kysely';
 import * as subscriptions from '../../../db/queries/subscriptions';
-import type { Database, ItemDeliveryStatus, OrderItemRow, OrderRow, ProductRow } from '../../../db/tables';
+import type { ItemDeliveryStatus, OrderItemRow, OrderRow, ProductRow } from '../../../db/tables';
 import { newId } from '../../ids';
-import { emitEvent } from '../effects';
+import type { ShopWrite } from '../../platform/unit-of-work';
 import { subscriptionView } from '../../views/subscription';
 import { addInterval, billingOf } from './billing';
 
@@ -23,14 +22,12 @@ export interface SubscriptionDelivery {
 const MAX_COPIED_FIELDS = 50;
 
 export async function deliverSubscriptionLine(
-  trx: Transaction<Database>,
-  shopId: string,
+  w: ShopWrite,
   order: OrderRow,
   item: OrderItemRow,
   product: ProductRow | undefined,
-  now: Date,
 ): Promise<SubscriptionDelivery> {
-  const at = { clock: { now: () => now } };
+  const { trx, shopId, effects, now } = w;
   const renewal = await subscriptions.renewalByOrderForUpdate(trx, shopId, order.id);
   if (renewal) {
     const sub = await subscriptions.subscriptionByIdForUpdate(trx, shopId, renewal.subscription_id);
@@ -45,7 +42,7 @@ export async function deliverSubscriptionLine(
       status: sub.status === 'PAST_DUE' ? 'ACTIVE' : sub.status,
       updated_at: now,
     });
-    await emitEvent(trx, shopId, 'subscription:renewed', subscriptionView(renewed), at);
+    effects.emit('subscription:renewed', subscriptionView(renewed));
     return delivered(renewed.id, renewal.period_end, 'renewed');
   }
 
@@ -81,7 +78,7 @@ export async function deliverSubscriptionLine(
     updated_at: now,
   });
   await subscriptions.linkOrderToSubscription(trx, shopId, order.id, created.id);
-  await emitEvent(trx, shopId, 'subscription:created', subscriptionView(created), at);
+  effects.emit('subscription:created', subscriptionView(created));
   return delivered(created.id, end, 'active');
 }
 

@@ -1,18 +1,16 @@
 // The subscription operations of the API: the cursor list, plan options, pause and custom fields. Subscriptions
 // are started by completed orders and renewed by the renewal job (src/domain/subscriptions/start.ts,
 // src/domain/subscriptions/renewals.ts); the rules are documented on the operations in openapi.yaml.
-import type { Transaction } from 'kysely';
 import { productById } from '../../../db/queries/products';
 import type { ReadDb } from '../../../db/queries/shop-scope';
 import * as subscriptions from '../../../db/queries/subscriptions';
-import type { Database, SubscriptionRow } from '../../../db/tables';
+import type { SubscriptionRow } from '../../../db/tables';
 import type { components } from '../../generated/api-types';
 import { ApiError, NotFoundError, ValidationError } from '../../errors';
-import type { Clock } from '../../platform/clock';
 import type { CursorList } from '../../platform/cursor-list';
 import type { ListSpec } from '../../platform/list-query';
 import { jsonAmount } from '../../platform/money';
-import type { Effects } from '../../platform/unit-of-work';
+import type { ShopWrite } from '../../platform/unit-of-work';
 import { subscriptionView, type SubscriptionView } from '../../views/subscription';
 import { billingOf } from './billing';
 
@@ -40,7 +38,8 @@ export const subscriptionCursorList: CursorList<subscriptions.SubscriptionPageRo
 /** Pausable: ACTIVE, TRIALING, and PAUSED (pausing again replaces `resume_at` and the reason). */
 const pausable = new Set<SubscriptionRow['status']>(['ACTIVE', 'TRIALING', 'PAUSED']);
 
-async function locked(trx: Transaction<Database>, shopId: string, id: string): Promise<SubscriptionRow> {
+async function locked(w: ShopWrite, id: string): Promise<SubscriptionRow> {
+  const { trx, shopId } = w;
   const row = await subscriptions.subscriptionByIdForUpdate(trx, shopId, id);
   if (!row) throw new NotFoundError('SUBSCRIPTION_NOT_FOUND');
   return row;
@@ -76,15 +75,12 @@ export async function subscriptionPlanOptions(db: ReadDb, shopId: string, id: st
 }
 
 export async function pauseSubscription(
-  trx: Transaction<Database>,
-  shopId: string,
+  w: ShopWrite,
   id: string,
   input: PauseInput | undefined,
-  effects: Effects,
-  clock: Clock,
 ): Promise<SubscriptionView> {
-  const now = clock.now();
-  const sub = await locked(trx, shopId, id);
+  const { trx, shopId, effects, now } = w;
+  const sub = await locked(w, id);
   if (!pausable.has(sub.status))
     throw new ApiError(
       'SUBSCRIPTION_NOT_ACTIVE',
@@ -112,14 +108,12 @@ export async function pauseSubscription(
 }
 
 export async function updateSubscriptionCustomFields(
-  trx: Transaction<Database>,
-  shopId: string,
+  w: ShopWrite,
   id: string,
   input: CustomFieldsInput,
-  effects: Effects,
-  clock: Clock,
 ): Promise<SubscriptionView> {
-  const sub = await locked(trx, shopId, id);
+  const { trx, shopId, effects, now } = w;
+  const sub = await locked(w, id);
   // A Map, so a key such as `__proto__` is a key like any other.
   const merged = new Map(Object.entries(sub.custom_fields));
   for (const [key, value] of Object.entries(input.custom_fields)) {
@@ -138,7 +132,7 @@ export async function updateSubscriptionCustomFields(
   if (sameFields(fields, sub.custom_fields)) return subscriptionView(sub);
   const updated = await subscriptions.updateSubscription(trx, shopId, sub.id, {
     custom_fields: JSON.stringify(fields),
-    updated_at: clock.now(),
+    updated_at: now,
   });
   effects.audit({
     action: 'subscription.custom_fields_updated',

@@ -16,17 +16,15 @@
 //   gateway's part is what the chargeback took), so the order ends REFUNDED; `dispute:closed` comes first.
 // The database keeps one undecided dispute per order (a partial unique index) whatever the code does.
 import Decimal from 'decimal.js';
-import type { Transaction } from 'kysely';
 import * as disputes from '../../../db/queries/disputes';
 import * as orders from '../../../db/queries/orders';
-import type { Database, DisputeReason, DisputeRow, OrderRow } from '../../../db/tables';
+import type { DisputeReason, DisputeRow, OrderRow } from '../../../db/tables';
 import { ApiError, NotFoundError, ValidationError } from '../../errors';
 import { newId } from '../../ids';
-import type { Clock } from '../../platform/clock';
 import type { CursorList } from '../../platform/cursor-list';
 import type { ListSpec } from '../../platform/list-query';
 import { decimalString } from '../../platform/money';
-import type { Effects } from '../../platform/unit-of-work';
+import type { ShopWrite } from '../../platform/unit-of-work';
 import { disputeView, type DisputeView } from '../../views/dispute';
 import { refundOrder } from '../orders/refunds';
 
@@ -89,14 +87,8 @@ export interface OpenDisputeInput {
   reason?: string;
 }
 
-export async function openDispute(
-  trx: Transaction<Database>,
-  shopId: string,
-  orderId: string,
-  input: OpenDisputeInput,
-  effects: Effects,
-  clock: Clock,
-): Promise<DisputeView> {
+export async function openDispute(w: ShopWrite, orderId: string, input: OpenDisputeInput): Promise<DisputeView> {
+  const { trx, shopId, effects, now } = w;
   const reason = (input.reason ?? 'GENERAL') as DisputeReason;
   if (!disputeReasons.includes(reason))
     throw new ValidationError([{ field: 'reason', message: `must be one of ${disputeReasons.join(', ')}` }]);
@@ -122,7 +114,6 @@ export async function openDispute(
       'Nothing the gateway took remains paid on this order: nothing to dispute.',
     );
 
-  const now = clock.now();
   const dispute = await disputes.insertDispute(trx, shopId, {
     id: newId('dsp'),
     order_id: order.id,
@@ -160,14 +151,8 @@ export interface CloseDisputeInput {
 }
 
 /** Decides the order's undecided dispute (see the top of this file for what each outcome does). */
-export async function closeOrderDispute(
-  trx: Transaction<Database>,
-  shopId: string,
-  orderId: string,
-  input: CloseDisputeInput,
-  effects: Effects,
-  clock: Clock,
-): Promise<DisputeView> {
+export async function closeOrderDispute(w: ShopWrite, orderId: string, input: CloseDisputeInput): Promise<DisputeView> {
+  const { trx, shopId, effects, clock, now } = w;
   const outcome = input.outcome as DisputeOutcome;
   if (!disputeOutcomes.includes(outcome))
     throw new ValidationError([{ field: 'outcome', message: `must be one of ${disputeOutcomes.join(', ')}` }]);
@@ -190,7 +175,6 @@ export async function closeOrderDispute(
   if (order.status !== 'DISPUTED')
     throw new Error(`order ${order.id} has the open dispute ${dispute.id} but is ${order.status}`);
 
-  const now = clock.now();
   const closed = await disputes.updateDispute(trx, shopId, dispute.id, {
     status: outcome,
     closed_at: now,
@@ -217,14 +201,12 @@ export function chargebackReason(dispute: Pick<DisputeRow, 'id'>): string {
 
 /** Decides a dispute named by its id (the command line knows the dispute, not its order). */
 export async function closeDispute(
-  trx: Transaction<Database>,
-  shopId: string,
+  w: ShopWrite,
   disputeId: string,
   input: Omit<CloseDisputeInput, 'disputeId'>,
-  effects: Effects,
-  clock: Clock,
 ): Promise<DisputeView> {
+  const { trx, shopId } = w;
   const dispute = await disputes.disputeById(trx, shopId, disputeId);
   if (!dispute) throw new NotFoundError('NOT_FOUND', `No dispute ${disputeId} in this shop.`);
-  return closeOrderDispute(trx, shopId, dispute.order_id, { ...input, disputeId }, effects, clock);
+  return closeOrderDispute(w, dispute.order_id, { ...input, disputeId });
 }

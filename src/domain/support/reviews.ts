@@ -2,16 +2,13 @@
 // (`cli review create`) and fixtures create them, for a real COMPLETED order of the shop and one of that order's
 // products, one review per product of an order; the API lists them (GET /reviews). A review carries the order's
 // buyer; the merchant's reply is imported by fixtures (this API has no reply operation).
-import type { Transaction } from 'kysely';
 import * as orders from '../../../db/queries/orders';
 import * as reviews from '../../../db/queries/reviews';
-import type { Database } from '../../../db/tables';
 import { ApiError, NotFoundError, ValidationError, type ErrorDetail } from '../../errors';
 import { newId } from '../../ids';
-import type { Clock } from '../../platform/clock';
 import type { CursorList } from '../../platform/cursor-list';
 import type { ListSpec } from '../../platform/list-query';
-import type { Effects } from '../../platform/unit-of-work';
+import type { ShopWrite } from '../../platform/unit-of-work';
 import { reviewView, type ReviewView } from '../../views/review';
 
 export const REVIEW_TEXT_MAX = 5000;
@@ -57,13 +54,8 @@ export function reviewFieldProblems(input: Pick<NewReview, 'rating' | 'message' 
   return problems;
 }
 
-export async function createReview(
-  trx: Transaction<Database>,
-  shopId: string,
-  input: NewReview,
-  effects: Effects,
-  clock: Clock,
-): Promise<ReviewView> {
+export async function createReview(w: ShopWrite, input: NewReview): Promise<ReviewView> {
+  const { trx, shopId, effects, now } = w;
   const problems = reviewFieldProblems(input);
   if (problems.length > 0) throw new ValidationError(problems);
   // The order's lock: two reviews of one order's product are checked one after the other.
@@ -95,7 +87,6 @@ export async function createReview(
       productId === null ? 'The order is already reviewed.' : `The order's product ${productId} is already reviewed.`,
     );
 
-  const now = clock.now();
   const reply = input.reply ?? null;
   const row = await reviews.insertReview(trx, shopId, {
     id: newId('rev'),

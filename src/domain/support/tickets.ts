@@ -3,17 +3,15 @@
 // the ticket is about an order, only for an order of that customer; the API lists them (GET /tickets), the most
 // recent message first. A ticket's messages are rows of their own; its `message_count` and `last_message_at` are
 // written with them, in the same transaction.
-import type { Transaction } from 'kysely';
 import { customerByEmailForUpdate } from '../../../db/queries/customers';
 import * as orders from '../../../db/queries/orders';
 import * as tickets from '../../../db/queries/tickets';
-import type { Database, TicketPriority, TicketStatus } from '../../../db/tables';
+import type { TicketPriority, TicketStatus } from '../../../db/tables';
 import { NotFoundError, ValidationError, type ErrorDetail } from '../../errors';
 import { newId } from '../../ids';
-import type { Clock } from '../../platform/clock';
 import type { CursorList } from '../../platform/cursor-list';
 import type { ListSpec } from '../../platform/list-query';
-import type { Effects } from '../../platform/unit-of-work';
+import type { ShopWrite } from '../../platform/unit-of-work';
 import { ticketView, type TicketView } from '../../views/ticket';
 
 export const ticketStatuses: readonly TicketStatus[] = ['OPEN', 'PENDING', 'CLOSED'];
@@ -71,13 +69,8 @@ export function ticketFieldProblems(input: Omit<NewTicket, 'email' | 'order_id'>
   return problems;
 }
 
-export async function createTicket(
-  trx: Transaction<Database>,
-  shopId: string,
-  input: NewTicket,
-  effects: Effects,
-  clock: Clock,
-): Promise<TicketView> {
+export async function createTicket(w: ShopWrite, input: NewTicket): Promise<TicketView> {
+  const { trx, shopId, effects, now } = w;
   const problems = ticketFieldProblems(input);
   if (problems.length > 0) throw new ValidationError(problems);
   const customer = await customerByEmailForUpdate(trx, shopId, input.email.trim().toLowerCase());
@@ -89,7 +82,6 @@ export async function createTicket(
     if (order.customer_id !== customer.id)
       throw new ValidationError([{ field: 'order_id', message: `is not an order of the customer ${customer.email}` }]);
   }
-  const now = clock.now();
   const row = await tickets.insertTicket(trx, shopId, {
     id: newId('tkt'),
     customer_id: customer.id,

@@ -27,8 +27,8 @@ export async function openDisputeOnSession(
   requestId: string,
 ): Promise<string> {
   const attempt = await paidSession(deps, sessionId);
-  await deps.unitOfWork.run(checkoutOrigin(attempt.shop_id, 'sandboxDisputeOpen', requestId), (trx, effects) =>
-    openDispute(trx, attempt.shop_id, attempt.order_id, { gateway: SANDBOX, reason }, effects, deps.services.clock),
+  await deps.unitOfWork.write(checkoutOrigin(attempt.shop_id, 'sandboxDisputeOpen', requestId), (w) =>
+    openDispute(w, attempt.order_id, { gateway: SANDBOX, reason }),
   );
   return attempt.uniqid;
 }
@@ -41,15 +41,8 @@ export async function closeDisputeOnSession(
   requestId: string,
 ): Promise<string> {
   const attempt = await paidSession(deps, sessionId);
-  await deps.unitOfWork.run(checkoutOrigin(attempt.shop_id, 'sandboxDisputeClose', requestId), (trx, effects) =>
-    closeOrderDispute(
-      trx,
-      attempt.shop_id,
-      attempt.order_id,
-      { gateway: SANDBOX, outcome },
-      effects,
-      deps.services.clock,
-    ),
+  await deps.unitOfWork.write(checkoutOrigin(attempt.shop_id, 'sandboxDisputeClose', requestId), (w) =>
+    closeOrderDispute(w, attempt.order_id, { gateway: SANDBOX, outcome }),
   );
   return attempt.uniqid;
 }

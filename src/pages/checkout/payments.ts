@@ -19,7 +19,7 @@ import { amountDue } from '../../domain/orders/wallet-orders';
 import type { Services } from '../../http/handler';
 import { newId } from '../../ids';
 import { decimalString } from '../../platform/money';
-import type { Effects, UnitOfWork, WriteOrigin } from '../../platform/unit-of-work';
+import type { Effects, ShopOrigin, UnitOfWork } from '../../platform/unit-of-work';
 import { checkoutUrl } from '../../views/order';
 
 export const SANDBOX = 'SANDBOX';
@@ -49,7 +49,7 @@ export interface CheckoutDeps {
   services: Services;
 }
 
-export function checkoutOrigin(shopId: string, operationId: string, requestId: string): WriteOrigin {
+export function checkoutOrigin(shopId: string, operationId: string, requestId: string): ShopOrigin {
   // No credential and no API request: the buyer's page and the gateway act for nobody the audit trail records.
   return { shopId, credentialId: undefined, operationId, requestId };
 }
