@@ -20,6 +20,7 @@ import type { Clock } from '../../platform/clock';
 import type { CursorList } from '../../platform/cursor-list';
 import { decimalString, parseAmount } from '../../platform/money';
 import type { Effects } from '../../platform/unit-of-work';
+import { shopWrite } from '../../platform/unit-of-work';
 import {
   affiliateCustomerView,
   affiliatePerformanceView,
@@ -387,13 +388,11 @@ export async function convertAffiliateBalance(
       'INSUFFICIENT_FUNDS',
       `The affiliate's unpaid commission is ${decimalString(unpaid, currency)} ${currency}; ${decimalString(amount, currency)} ${currency} cannot be converted. Nothing changed.`,
     );
-  const transaction = await postWalletMovement(
-    trx,
-    shopId,
-    customerId,
-    { amount, type: 'AFFILIATE_COMMISSION', description: 'Affiliate commission converted to balance' },
-    clock,
-  );
+  const transaction = await postWalletMovement(shopWrite(trx, shopId, effects, clock), customerId, {
+    amount,
+    type: 'AFFILIATE_COMMISSION',
+    description: 'Affiliate commission converted to balance',
+  });
   await affiliates.insertCommission(trx, shopId, {
     id: newId('acm'),
     affiliate_customer_id: row.id,

@@ -25,6 +25,7 @@ import { newId } from '../../ids';
 import { mailDraft } from '../../mail/templates';
 import type { Clock } from '../../platform/clock';
 import type { Effects } from '../../platform/unit-of-work';
+import { shopWrite } from '../../platform/unit-of-work';
 import { customerView } from '../../views/customer';
 import {
   resellerProgramView,
@@ -288,7 +289,11 @@ async function enrol(
   const existing = await resellers.resellerByEmailForUpdate(trx, shop.id, email);
   refuseLive(existing);
   if (existing) return moveTo(existing.id);
-  const { customer, created } = await customerForEmail(trx, shop, email);
+  const { customer, created } = await customerForEmail(
+    shopWrite(trx, shop.id, effects, { now: () => now }),
+    shop,
+    email,
+  );
   const inserted = await resellers.insertResellerIfAbsent(trx, shop.id, {
     id: newId('rsl'),
     customer_id: customer.id,

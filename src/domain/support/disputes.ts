@@ -27,6 +27,7 @@ import type { CursorList } from '../../platform/cursor-list';
 import type { ListSpec } from '../../platform/list-query';
 import { decimalString } from '../../platform/money';
 import type { Effects } from '../../platform/unit-of-work';
+import { shopWrite } from '../../platform/unit-of-work';
 import { disputeView, type DisputeView } from '../../views/dispute';
 import { refundOrder } from '../orders/refunds';
 
@@ -207,7 +208,7 @@ export async function closeOrderDispute(
   await orders.updateOrder(trx, shopId, order.id, { status: dispute.order_status_before, updated_at: now });
   // Lost: the chargeback takes back what remains, through the one refund path.
   if (outcome === 'LOST')
-    await refundOrder(trx, shopId, order.id, { reason: chargebackReason(dispute) }, effects, clock);
+    await refundOrder(shopWrite(trx, shopId, effects, clock), order.id, { reason: chargebackReason(dispute) });
   return view;
 }
 
