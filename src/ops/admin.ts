@@ -23,7 +23,7 @@ import { createOrder } from '../domain/orders/create-order';
 import { addBlacklistEntries, blacklistEntryTypes, normaliseEntry } from '../domain/customers/blacklist';
 import { blacklistEntryView } from '../views/blacklist-entry';
 import type { BlacklistEntryType } from '../../db/tables';
-import { Effects, shopWrite, UnitOfWork, type ShopWrite } from '../platform/unit-of-work';
+import { UnitOfWork, writeWithin, type ShopWrite } from '../platform/unit-of-work';
 import { defaultEffectSinks } from '../domain/effects';
 import { completeInvoice } from '../domain/orders/completion';
 import { shopDynamicSecret } from '../domain/orders/dynamic-delivery';
@@ -175,10 +175,15 @@ export async function createDemo(db: Kysely<Database>, options: { checkoutBaseUr
     const seeded = await seedFixtures(trx, shop, demoFixtures);
     const key = await createApiKey(trx, { shopId: shop.id, scopes: ['*'], name: 'demo' });
     const gameKey = seeded.products[demoFixtures.products!.findIndex((p) => p.title === 'Game Key')]!;
-    const order = await createOrder(
-      shopWrite(trx, shop.id, new Effects(), systemClock),
-      { email: 'buyer@example.com', title: 'Demo order', items: [{ product_id: gameKey, quantity: 1 }] },
-      { checkoutBaseUrl: options.checkoutBaseUrl ?? '', orderTtlMinutes: 7 * 24 * 60 },
+    // The order is a write of the demo shop like any other: its events (order:created, customer:created) and audit
+    // line are written through the default sinks in this transaction, as the command line's writes are.
+    const origin = { shopId: shop.id, credentialId: undefined, operationId: 'cli:demo', requestId: newId('req') };
+    const order = await writeWithin(trx, origin, systemClock, defaultEffectSinks(systemClock), (w) =>
+      createOrder(
+        w,
+        { email: 'buyer@example.com', title: 'Demo order', items: [{ product_id: gameKey, quantity: 1 }] },
+        { checkoutBaseUrl: options.checkoutBaseUrl ?? '', orderTtlMinutes: 7 * 24 * 60 },
+      ),
     );
     return {
       shop_id: shop.id,
