@@ -16,19 +16,13 @@ export const listProducts: OperationHandler<'listProducts'> = listHandler(produc
   includeVariants: query.include_variants === true,
 }));
 
-export const duplicateProduct: OperationHandler<'duplicateProduct'> = async ({ db, auth, params }) => ({
+export const duplicateProduct: OperationHandler<'duplicateProduct'> = async ({ write, params }) => ({
   status: 201,
-  data: await duplicate(db, auth.shop.id, params.id),
+  data: await duplicate(write, params.id),
 });
 
-export const claimProductSerials: OperationHandler<'claimProductSerials'> = async ({
-  db,
-  auth,
-  params,
-  body,
-  effects,
-}) => ({
-  data: await claimSerials(db, auth.shop.id, params.id, body.amount, effects),
+export const claimProductSerials: OperationHandler<'claimProductSerials'> = async ({ write, params, body }) => ({
+  data: await claimSerials(write, params.id, body.amount),
 });
 
 // Variant fields and options, quantity deals and add-ons (src/domain/catalog/catalog-extras.ts); their effect on orders is
@@ -39,38 +33,25 @@ export const listProductVariantFields: OperationHandler<'listProductVariantField
 });
 
 export const createProductVariantField: OperationHandler<'createProductVariantField'> = async ({
-  db,
-  auth,
+  write,
   params,
   body,
-  effects,
-  services,
 }) => ({
   status: 201,
-  data: await createVariantField(db, auth.shop.id, params.id, body, effects, services.clock),
+  data: await createVariantField(write, params.id, body),
 });
 
 export const createProductVariantFieldOption: OperationHandler<'createProductVariantFieldOption'> = async ({
-  db,
-  auth,
+  write,
   params,
   body,
-  effects,
-  services,
 }) => ({
   status: 201,
-  data: await createVariantFieldOption(db, auth.shop.id, params.id, params.fieldId, body, effects, services.clock),
+  data: await createVariantFieldOption(write, params.id, params.fieldId, body),
 });
 
-export const updateQuantityDeal: OperationHandler<'updateQuantityDeal'> = async ({
-  db,
-  auth,
-  params,
-  body,
-  effects,
-  services,
-}) => ({
-  data: await update(db, auth.shop.id, params.uniqid, body, effects, services.clock),
+export const updateQuantityDeal: OperationHandler<'updateQuantityDeal'> = async ({ write, params, body }) => ({
+  data: await update(write, params.uniqid, body),
 });
 
 export const listProductAddons: OperationHandler<'listProductAddons'> = listHandler(addonCursorList, () => undefined);

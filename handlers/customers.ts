@@ -11,26 +11,12 @@ export const getCustomer: OperationHandler<'getCustomer'> = async ({ db, auth, p
   data: await get(db, auth.shop.id, params.id, { includeAffiliate: query.include_affiliate === true }),
 });
 
-export const creditCustomerWallet: OperationHandler<'creditCustomerWallet'> = async ({
-  db,
-  auth,
-  params,
-  body,
-  effects,
-  services,
-}) => ({
-  data: await credit(db, auth.shop.id, params.id, body, effects, services.clock),
+export const creditCustomerWallet: OperationHandler<'creditCustomerWallet'> = async ({ write, params, body }) => ({
+  data: await credit(write, params.id, body),
 });
 
-export const debitCustomerWallet: OperationHandler<'debitCustomerWallet'> = async ({
-  db,
-  auth,
-  params,
-  body,
-  effects,
-  services,
-}) => ({
-  data: await debit(db, auth.shop.id, params.id, body, effects, services.clock),
+export const debitCustomerWallet: OperationHandler<'debitCustomerWallet'> = async ({ write, params, body }) => ({
+  data: await debit(write, params.id, body),
 });
 
 export const convertCustomerAffiliateBalance: OperationHandler<'convertCustomerAffiliateBalance'> = async ({

@@ -10,7 +10,6 @@ import { listPage } from '../src/platform/cursor-list';
 // The returned order is rendered for the caller: its license keys only if its scopes read licenses
 // (src/domain/licenses/issuing.ts).
 const completionDeps = ({ services: s, auth }: Pick<OperationContext, 'services' | 'auth'>): CompletionDeps => ({
-  clock: s.clock,
   checkoutBaseUrl: s.config.checkoutBaseUrl,
   readerScopes: auth.credential.scopes,
 });
@@ -29,13 +28,13 @@ const listOptions = ({ services, auth }: Pick<OperationContext, 'services' | 'au
 
 /** Both operations run the one completion pipeline; they differ only in how the body names the mail switch. */
 const complete = (
-  ctx: Pick<OperationContext<'completeOrder'>, 'db' | 'auth' | 'params' | 'effects' | 'services'>,
+  ctx: Pick<OperationContext<'completeOrder'>, 'write' | 'auth' | 'params' | 'services'>,
   options: { note?: string; suppressEmails: boolean },
-) => completeInvoice(ctx.db, ctx.auth.shop.id, ctx.params.id, options, ctx.effects, completionDeps(ctx));
+) => completeInvoice(ctx.write, ctx.params.id, options, completionDeps(ctx));
 
 export const createOrder: OperationHandler<'createOrder'> = async (ctx) => ({
   status: 201,
-  data: await create(ctx.db, ctx.auth.shop.id, ctx.body, ctx.effects, orderDeps(ctx)),
+  data: await create(ctx.write, ctx.body, orderDeps(ctx)),
 });
 
 export const listOrders: OperationHandler<'listOrders'> = async (ctx) => ({
@@ -53,9 +52,9 @@ export const completeOrder: OperationHandler<'completeOrder'> = async (ctx) => (
   data: await complete(ctx, { note: ctx.body?.note, suppressEmails: ctx.body?.suppress_emails === true }),
 });
 
-export const refundOrder: OperationHandler<'refundOrder'> = async ({ db, auth, params, body, effects, services }) => ({
+export const refundOrder: OperationHandler<'refundOrder'> = async ({ write, params, body }) => ({
   // The body is optional: none refunds everything that remains.
-  data: await refund(db, auth.shop.id, params.id, body ?? {}, effects, services.clock),
+  data: await refund(write, params.id, body ?? {}),
 });
 
 /** A server-side trigger for an order paid outside the platform: the same pipeline as a payment. */
@@ -63,24 +62,9 @@ export const fulfillOrder: OperationHandler<'fulfillOrder'> = async (ctx) => ({
   data: await complete(ctx, { note: ctx.body?.note, suppressEmails: ctx.body?.notify_customer === false }),
 });
 
-export const fulfillOrderItem: OperationHandler<'fulfillOrderItem'> = async ({
-  db,
-  auth,
-  params,
-  body,
-  effects,
-  services,
-}) => ({
+export const fulfillOrderItem: OperationHandler<'fulfillOrderItem'> = async ({ write, params, body }) => ({
   // The generated type of an `anyOf` body is `unknown`; the contract has validated its shape already.
-  data: await fulfillItem(
-    db,
-    auth.shop.id,
-    params.id,
-    params.itemId,
-    body as FulfillItemInput,
-    effects,
-    services.clock,
-  ),
+  data: await fulfillItem(write, params.id, params.itemId, body as FulfillItemInput),
 });
 
 export const listInvoices: OperationHandler<'listInvoices'> = async (ctx) => ({

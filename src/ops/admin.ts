@@ -23,7 +23,7 @@ import { createOrder } from '../domain/orders/create-order';
 import { addBlacklistEntries, blacklistEntryTypes, normaliseEntry } from '../domain/customers/blacklist';
 import { blacklistEntryView } from '../views/blacklist-entry';
 import type { BlacklistEntryType } from '../../db/tables';
-import { Effects, shopWrite, UnitOfWork, type ShopWrite } from '../platform/unit-of-work';
+import { Effects, shopWrite, UnitOfWork, writeWithin, type ShopWrite } from '../platform/unit-of-work';
 import { defaultEffectSinks } from '../domain/effects';
 import { completeInvoice } from '../domain/orders/completion';
 import { shopDynamicSecret } from '../domain/orders/dynamic-delivery';
@@ -176,12 +176,15 @@ export async function createDemo(db: Kysely<Database>, options: { checkoutBaseUr
     const seeded = await seedFixtures(trx, shop, demoFixtures);
     const key = await createApiKey(trx, { shopId: shop.id, scopes: ['*'], name: 'demo' });
     const gameKey = seeded.products[demoFixtures.products!.findIndex((p) => p.title === 'Game Key')]!;
-    const order = await createOrder(
-      trx,
-      shop.id,
-      { email: 'buyer@example.com', title: 'Demo order', items: [{ product_id: gameKey, quantity: 1 }] },
-      new Effects(),
-      { clock: systemClock, checkoutBaseUrl: options.checkoutBaseUrl ?? '', orderTtlMinutes: 7 * 24 * 60 },
+    // The order is a write of the demo shop like any other: its events (order:created, customer:created) and audit
+    // line are written through the default sinks in this transaction, as the command line's writes are.
+    const origin = { shopId: shop.id, credentialId: undefined, operationId: 'cli:demo', requestId: newId('req') };
+    const order = await writeWithin(trx, origin, systemClock, defaultEffectSinks(systemClock), (w) =>
+      createOrder(
+        w,
+        { email: 'buyer@example.com', title: 'Demo order', items: [{ product_id: gameKey, quantity: 1 }] },
+        { checkoutBaseUrl: options.checkoutBaseUrl ?? '', orderTtlMinutes: 7 * 24 * 60 },
+      ),
     );
     return {
       shop_id: shop.id,
@@ -334,16 +337,9 @@ export async function addBlacklistEntry(
   if (typeof normalised === 'string') throw new AdminError(`--value ${normalised}`);
   if (input.note !== undefined && input.note.length > 1000)
     throw new AdminError('--note must be at most 1000 characters');
-  const [row] = await db
-    .transaction()
-    .execute((trx) =>
-      addBlacklistEntries(
-        trx,
-        shop.id,
-        [{ type, value: normalised.value, note: input.note ?? null }],
-        systemClock.now(),
-      ),
-    );
+  const [row] = await operatorWrite(db, shop.id, 'cli:blacklist add', (w) =>
+    addBlacklistEntries(w, [{ type, value: normalised.value, note: input.note ?? null }]),
+  );
   if (!row) throw new AdminError(`The shop already has the ${type} entry ${normalised.value}`);
   return blacklistEntryView(row);
 }
@@ -385,12 +381,8 @@ export async function placeOrder(
     ...(input.coupon ? { coupon_code: input.coupon } : {}),
     ...(input.title ? { title: input.title } : {}),
   };
-  return operatorWrite(db, input.shopId, 'cli:order create', ({ trx, effects }) =>
-    createOrder(trx, input.shopId, body, effects, {
-      clock: systemClock,
-      checkoutBaseUrl: config.checkoutBaseUrl,
-      orderTtlMinutes: config.orderTtlMinutes,
-    }),
+  return operatorWrite(db, input.shopId, 'cli:order create', (w) =>
+    createOrder(w, body, { checkoutBaseUrl: config.checkoutBaseUrl, orderTtlMinutes: config.orderTtlMinutes }),
   );
 }
 
@@ -401,13 +393,17 @@ export async function completeOrderAsOperator(
 ) {
   await shopOrFail(db, input.shopId);
   const config = loadConfig();
-  return operatorWrite(db, input.shopId, 'cli:order complete', ({ trx, effects }) =>
-    completeInvoice(trx, input.shopId, input.orderId, { suppressEmails: input.suppressEmails === true }, effects, {
-      clock: systemClock,
-      checkoutBaseUrl: config.checkoutBaseUrl,
-      // The operator at the console may read everything, the license keys the order issued too.
-      readerScopes: [fullAccessScope],
-    }),
+  return operatorWrite(db, input.shopId, 'cli:order complete', (w) =>
+    completeInvoice(
+      w,
+      input.orderId,
+      { suppressEmails: input.suppressEmails === true },
+      {
+        checkoutBaseUrl: config.checkoutBaseUrl,
+        // The operator at the console may read everything, the license keys the order issued too.
+        readerScopes: [fullAccessScope],
+      },
+    ),
   );
 }
 

@@ -3,7 +3,7 @@
 // transaction per batch.
 // Orders are claimed with FOR UPDATE SKIP LOCKED, so any number of workers void disjoint orders, and a payment
 // completing the same order at that moment waits for the lock and then finds it no longer PENDING (or the reverse).
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely } from 'kysely';
 import * as coupons from '../../db/queries/coupons';
 import * as orders from '../../db/queries/orders';
 import { changePaymentLinkUses } from '../../db/queries/payment-links';
@@ -12,7 +12,8 @@ import * as serials from '../../db/queries/serials';
 import type { Database, OrderRow } from '../../db/tables';
 import type { Logger } from '../logger';
 import type { Clock } from '../platform/clock';
-import { emitEvent } from '../domain/effects';
+import type { ShopWrite } from '../platform/unit-of-work';
+import { workerWrite } from '../domain/effects';
 import { orderView } from '../views/order';
 import { releaseWalletHoldOfOrder } from '../domain/orders/wallet-orders';
 import type { Job } from './worker';
@@ -31,15 +32,17 @@ export function orderExpiryJob(db: Kysely<Database>, options: OrderExpiryOptions
       db.transaction().execute(async (trx) => {
         const now = options.clock.now();
         const due = await orders.expiredPendingOrdersForUpdate(trx, now, options.batchSize ?? 50);
-        for (const order of due) await voidOrder(trx, order, now, options);
+        // Each order is its shop's write, its event flushed with it (src/domain/effects.ts).
+        for (const order of due)
+          await workerWrite(trx, order.shop_id, 'order-expiry', options.clock, (w) => voidOrder(w, order, options));
         if (due.length > 0) options.logger.info('voided expired orders', { count: due.length });
         return due.length;
       }),
   };
 }
 
-async function voidOrder(trx: Transaction<Database>, order: OrderRow, now: Date, options: OrderExpiryOptions) {
-  const shopId = order.shop_id;
+async function voidOrder(w: ShopWrite, order: OrderRow, options: OrderExpiryOptions) {
+  const { trx, shopId, now } = w;
   const items = (await orders.itemsOfOrders(trx, shopId, [order.id])).get(order.id) ?? [];
   // Products locked in id order, as order creation locks them.
   const productIds = [...new Set(items.flatMap((i) => (i.product_id ? [i.product_id] : [])))].sort();
@@ -71,7 +74,7 @@ async function voidOrder(trx: Transaction<Database>, order: OrderRow, now: Date,
       .map((i) => orders.updateOrderItem(trx, shopId, i.id, { reserved_stock: 0 })),
   );
   if (order.coupon_id !== null) await coupons.changeCouponUses(trx, shopId, order.coupon_id, -1, now);
-  await releaseWalletHoldOfOrder(trx, order, now);
+  await releaseWalletHoldOfOrder(w, order);
   if (order.payment_link_id !== null) await changePaymentLinkUses(trx, shopId, order.payment_link_id, -1, now);
   const voided = await orders.updateOrder(trx, shopId, order.id, {
     status: 'VOIDED',
@@ -81,7 +84,5 @@ async function voidOrder(trx: Transaction<Database>, order: OrderRow, now: Date,
     updated_at: now,
   });
   const current = items.map((i) => released.find((r) => r.id === i.id) ?? i);
-  await emitEvent(trx, shopId, 'order:voided', orderView(voided, current, options.checkoutBaseUrl), {
-    clock: options.clock,
-  });
+  w.effects.emit('order:voided', orderView(voided, current, options.checkoutBaseUrl));
 }

@@ -46,7 +46,11 @@ beforeAll(async () => {
   ];
   const seed = async (shopId: string) => {
     const rows = customers.map((c, i) =>
-      newCustomerRow({ currency: 'EUR' }, { ...c, created_at: new Date(base + Math.min(i, 4) * 1000).toISOString() }),
+      newCustomerRow(
+        { currency: 'EUR' },
+        { ...c, created_at: new Date(base + Math.min(i, 4) * 1000).toISOString() },
+        new Date(),
+      ),
     );
     const inserted = await t.db.transaction().execute(async (trx) => {
       const created = await insertCustomers(trx, shopId, rows);

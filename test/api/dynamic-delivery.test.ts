@@ -12,6 +12,7 @@ import { queueDynamicDelivery } from '../../src/domain/orders/dynamic-delivery';
 import { revealDynamicSecret } from '../../src/ops/admin';
 import { newId, newUniqid } from '../../src/ids';
 import { ManualClock } from '../../src/platform/clock';
+import { Effects, shopWrite } from '../../src/platform/unit-of-work';
 import { loadSecretBox } from '../../src/platform/secret-box';
 import { dynamicDeliveryJob, parseDynamicAnswer } from '../../src/worker/dynamic-delivery';
 import { MAX_ATTEMPTS, retrySchedule } from '../../src/worker/webhook-delivery';
@@ -140,18 +141,13 @@ async function completedOrder(
         created_at: now,
       },
     ]);
-    await queueDynamicDelivery(
-      trx,
-      shopId,
-      {
-        orderUniqid: uniqid,
-        orderId,
-        item: item!,
-        url: options.url ?? merchant.url,
-        customerEmail: 'buyer@example.com',
-      },
-      now,
-    );
+    await queueDynamicDelivery(shopWrite(trx, shopId, new Effects(), clock), {
+      orderUniqid: uniqid,
+      orderId,
+      item: item!,
+      url: options.url ?? merchant.url,
+      customerEmail: 'buyer@example.com',
+    });
     if (options.rollBack) throw new Error('completion failed after queueing');
   });
   if (options.rollBack) await expect(work).rejects.toThrow('completion failed after queueing');

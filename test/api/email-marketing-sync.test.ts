@@ -15,6 +15,7 @@ import { emailMarketingKeyExists } from '../../db/queries/email-marketing-sync';
 import { customerForEmail } from '../../src/domain/customers/customers';
 import { emailMarketingApiKeyFrom, setEmailMarketingAsOperator } from '../../src/ops/marketing-admin';
 import { ManualClock } from '../../src/platform/clock';
+import { Effects, shopWrite } from '../../src/platform/unit-of-work';
 import { emitEvent } from '../../src/domain/effects';
 import { loadSecretBox } from '../../src/platform/secret-box';
 import { emailMarketingSyncJob, RETRY_SCHEDULE_MS } from '../../src/worker/email-marketing-sync';
@@ -242,7 +243,8 @@ test('a rolled-back change queues nothing; a blocked buyer queues nothing', asyn
   await setting(shop, 'SENDGRID', { list: 'l', apiKey: 'SG.rollback' });
   await expect(
     t.db.transaction().execute(async (trx) => {
-      const { customer } = await customerForEmail(trx, { id: shop.id, currency: 'USD' }, 'gone@example.com');
+      const w = shopWrite(trx, shop.id, new Effects(), clock);
+      const { customer } = await customerForEmail(w, { currency: 'USD' }, 'gone@example.com');
       await emitEvent(trx, shop.id, 'customer:created', { id: customer.id, email: customer.email }, { clock });
       // Queued inside the transaction...
       expect(

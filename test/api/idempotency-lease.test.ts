@@ -22,7 +22,7 @@ import { duplicateProduct as duplicateInDomain } from '../../src/domain/catalog/
 import { errorAnswer } from '../../src/http/errors';
 import { renderResult, sendOutcome } from '../../src/http/idempotency';
 import { Idempotency, type WriteRequest } from '../../src/platform/idempotency';
-import { UnitOfWork, type Work, type WriteOrigin } from '../../src/platform/unit-of-work';
+import { Effects, shopWrite, UnitOfWork, type Work, type WriteOrigin } from '../../src/platform/unit-of-work';
 import { countWhere } from '../helpers/counts';
 import {
   duplicateUrl,
@@ -120,7 +120,7 @@ describe('the statements an owner relies on', () => {
     const committed = await t.db
       .transaction()
       .execute(async (trx) => {
-        await duplicateInDomain(trx, s.shopId, s.productId);
+        await duplicateInDomain(shopWrite(trx, s.shopId, new Effects(), systemClock), s.productId);
         if (!(await completeIdempotencyKey(trx, scope, a, response, new Date()))) throw new Error('lost');
         return true;
       })
@@ -325,8 +325,11 @@ describe('the lease of a request in this process', () => {
         body: undefined,
       };
       try {
-        const outcome = await idempotency.execute(request, origin, async (trx) =>
-          renderResult({ status: 201, data: await duplicateInDomain(trx, s.shopId, s.productId) }),
+        const outcome = await idempotency.execute(request, origin, async (trx, effects) =>
+          renderResult({
+            status: 201,
+            data: await duplicateInDomain(shopWrite(trx, s.shopId, effects, systemClock), s.productId),
+          }),
         );
         sendOutcome(res as unknown as Response, outcome);
       } catch (err) {

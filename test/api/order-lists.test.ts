@@ -70,8 +70,8 @@ let b: Seeded;
 async function seedShop(shopId: string): Promise<Seeded> {
   return t.db.transaction().execute(async (trx) => {
     const inserted = await insertCustomers(trx, shopId, [
-      newCustomerRow({ currency: 'EUR' }, { email: 'ada@example.com' }),
-      newCustomerRow({ currency: 'EUR' }, { email: 'bob@example.com' }),
+      newCustomerRow({ currency: 'EUR' }, { email: 'ada@example.com' }, new Date()),
+      newCustomerRow({ currency: 'EUR' }, { email: 'bob@example.com' }, new Date()),
     ]);
     const customers = Object.fromEntries(inserted.map((c) => [c.email.split('@')[0]!, c.id]));
     const coupon = newId('cpn');

@@ -5,6 +5,8 @@ import { sql } from 'kysely';
 import { availableSerialCount, oldestAvailableSerials, serialsOfProduct } from '../../db/queries/serials';
 import { claimSerials, maxClaimAmount } from '../../src/domain/catalog/serials';
 import { ValidationError } from '../../src/errors';
+import { systemClock } from '../../src/platform/clock';
+import { Effects, shopWrite } from '../../src/platform/unit-of-work';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
 import { shopPair } from '../helpers/shop-pair';
 
@@ -126,24 +128,24 @@ test('more than available: 400 OUT_OF_STOCK, nothing claimed', async () => {
   expect(none.body.error.message).toBe('Only 0 serials available; 1 requested. Nothing was claimed.');
 });
 
+/** The domain function called directly, in a transaction of its own, as shop A's write. */
+const claimInA = (id: string, amount: number) =>
+  t.db.transaction().execute((trx) => claimSerials(shopWrite(trx, shopA, new Effects(), systemClock), id, amount));
+
 test('the claim itself refuses amounts outside 1 to 1000, whatever the contract lets through', async () => {
   const id = await serialProduct(2);
   const before = await state(id);
   for (const amount of [0, -1, 1.5, Number.NaN, maxClaimAmount + 1]) {
-    const attempt = t.db.transaction().execute((trx) => claimSerials(trx, shopA, id, amount));
+    const attempt = claimInA(id, amount);
     await expect(attempt).rejects.toBeInstanceOf(ValidationError);
-    await expect(t.db.transaction().execute((trx) => claimSerials(trx, shopA, id, amount))).rejects.toMatchObject({
+    await expect(claimInA(id, amount)).rejects.toMatchObject({
       details: [{ field: 'amount', message: 'must be an integer from 1 to 1000' }],
     });
   }
   expect(await state(id)).toEqual(before);
   // The bounds themselves are allowed: 1000 asks for more than there is (400), not for an invalid amount (422).
-  await expect(t.db.transaction().execute((trx) => claimSerials(trx, shopA, id, maxClaimAmount))).rejects.toMatchObject(
-    {
-      code: 'OUT_OF_STOCK',
-    },
-  );
-  const claimed = await t.db.transaction().execute((trx) => claimSerials(trx, shopA, id, 1));
+  await expect(claimInA(id, maxClaimAmount)).rejects.toMatchObject({ code: 'OUT_OF_STOCK' });
+  const claimed = await claimInA(id, 1);
   expect(claimed.claimed_count).toBe(1);
 });
 

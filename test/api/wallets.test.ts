@@ -8,6 +8,7 @@ import { walletLedgerSum } from '../../db/queries/wallets';
 import { NotFoundError, ValidationError } from '../../src/errors';
 import { ManualClock } from '../../src/platform/clock';
 import { postWalletMovement } from '../../src/domain/customers/wallets';
+import { Effects, shopWrite } from '../../src/platform/unit-of-work';
 import * as m0011 from '../../db/migrations/0011_wallets';
 import * as m0012 from '../../db/migrations/0012_affiliates';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
@@ -380,9 +381,12 @@ describe('who may move a wallet', () => {
 describe('postWalletMovement (for other modules)', () => {
   test('posts an internal AFFILIATE_COMMISSION credit and refuses what it must', async () => {
     const cus = await customer(shopA, '1.00');
-    const view = await t.db
-      .transaction()
-      .execute((trx) => postWalletMovement(trx, shopA, cus, { amount: '2.50', type: 'AFFILIATE_COMMISSION' }, clock));
+    const view = await t.db.transaction().execute((trx) =>
+      postWalletMovement(shopWrite(trx, shopA, new Effects(), clock), cus, {
+        amount: '2.50',
+        type: 'AFFILIATE_COMMISSION',
+      }),
+    );
     expect(view).toMatchObject({ currency: 'USD' });
     expect(JSON.parse(JSON.stringify(view))).toMatchObject({ amount: 2.5, new_balance: 3.5, available_balance: 3.5 });
     expect((await state(cus)).ledger.at(-1)).toMatchObject({ type: 'AFFILIATE_COMMISSION', amount: '2.5' });
@@ -392,7 +396,9 @@ describe('postWalletMovement (for other modules)', () => {
     const refused = async (shopId: string, amount: string) =>
       t.db
         .transaction()
-        .execute((trx) => postWalletMovement(trx, shopId, cus, { amount, type: 'ADJUSTMENT' }, clock))
+        .execute((trx) =>
+          postWalletMovement(shopWrite(trx, shopId, new Effects(), clock), cus, { amount, type: 'ADJUSTMENT' }),
+        )
         .then(
           () => undefined,
           (e: unknown) => e,

@@ -594,8 +594,8 @@ describe('the outbox is transactional', () => {
     const failing = await startTestApp({
       clock,
       handlers: {
-        duplicateProduct: (async ({ db, auth, params, effects: fx }) => {
-          const copy = await duplicateProduct(db, auth.shop.id, params.id);
+        duplicateProduct: (async ({ write, params, effects: fx }) => {
+          const copy = await duplicateProduct(write, params.id);
           fx.emit('order:paid', { uniqid: 'x', customer_email: 'a@b.c', total: 1, currency: 'USD' });
           fx.mail(mailDraft('a@b.c', 'reseller_invitation', { shopName: 'S', inviteUrl: 'https://x.example/i' }));
           if (copy) throw new Error('failed after emitting');

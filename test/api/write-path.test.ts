@@ -68,8 +68,8 @@ describe('effects commit with the change, or not at all', () => {
     t = await startTestApp({
       effectSinks: [recordingSink],
       handlers: {
-        duplicateProduct: (async ({ db, auth, params, effects: fx }) => {
-          const copy = await duplicateProduct(db, auth.shop.id, params.id);
+        duplicateProduct: (async ({ write, params, effects: fx }) => {
+          const copy = await duplicateProduct(write, params.id);
           fx.emit('product:created', { id: copy.id });
           fx.mail({ to: 'owner@example.com', template: 'product-created', data: { id: copy.id } });
           fx.audit({ action: 'duplicate', resourceType: 'product', resourceId: copy.id });
@@ -121,8 +121,8 @@ describe('effects commit with the change, or not at all', () => {
 test('an effect no sink takes refuses the whole write instead of losing it', async () => {
   const t = await startTestApp({
     handlers: {
-      duplicateProduct: (async ({ db, auth, params, effects: fx }) => {
-        const copy = await duplicateProduct(db, auth.shop.id, params.id);
+      duplicateProduct: (async ({ write, params, effects: fx }) => {
+        const copy = await duplicateProduct(write, params.id);
         fx.emit('product:created', { id: copy.id });
         return { status: 201, data: copy };
       }) as OperationHandler<'duplicateProduct'>,
@@ -152,9 +152,9 @@ describe('serialization failures and deadlocks are retried, a bounded number of 
         waits.push(ms);
       },
       handlers: {
-        duplicateProduct: (async ({ db, auth, params }) => {
+        duplicateProduct: (async ({ write, params }) => {
           attempts++;
-          const copy = await duplicateProduct(db, auth.shop.id, params.id);
+          const copy = await duplicateProduct(write, params.id);
           // What pg raises when PostgreSQL aborts the transaction: after the insert, so a retry must not keep it.
           if (attempts <= failFirst) {
             throw Object.assign(new Error('could not serialize access due to concurrent update'), {
@@ -212,13 +212,13 @@ postgresOnly('a real deadlock between two requests is retried: both succeed, one
   let s!: Awaited<ReturnType<typeof prepare>>;
   const t = await startTestApp({
     handlers: {
-      duplicateProduct: (async ({ db, auth, params }) => {
+      duplicateProduct: (async ({ db, auth, params, write }) => {
         attempts++;
         const [first, second] = params.id === s.p1 ? [s.p1, s.p2] : [s.p2, s.p1];
         await productQueries.productByIdForUpdate(db, auth.shop.id, first);
         await sql`select pg_sleep(0.3)`.execute(db); // both now hold their first row
         await productQueries.productByIdForUpdate(db, auth.shop.id, second);
-        return { status: 201, data: await duplicateProduct(db, auth.shop.id, params.id) };
+        return { status: 201, data: await duplicateProduct(write, params.id) };
       }) as OperationHandler<'duplicateProduct'>,
     },
   });
@@ -241,8 +241,8 @@ postgresOnly('a statement past the statement timeout is cancelled: 503 with Retr
   const t = await startTestApp({
     env: { STATEMENT_TIMEOUT_MS: '300', PUBLIC_URL: 'http://api.test', REDIS_URL: process.env.REDIS_URL },
     handlers: {
-      duplicateProduct: (async ({ db, auth, params }) => {
-        const copy = await duplicateProduct(db, auth.shop.id, params.id);
+      duplicateProduct: (async ({ db, params, write }) => {
+        const copy = await duplicateProduct(write, params.id);
         await sql`select pg_sleep(3)`.execute(db);
         return { status: 201, data: copy };
       }) as OperationHandler<'duplicateProduct'>,

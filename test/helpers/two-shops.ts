@@ -252,18 +252,18 @@ const webhooksAndEvents: SeedStep = async (t, shopId) => {
 };
 
 const ordersAndLinks: SeedStep = async (t, shopId, ids) => {
-  const deps = { clock: systemClock, checkoutBaseUrl: t.config.checkoutBaseUrl, orderTtlMinutes: 60 };
+  const deps = { checkoutBaseUrl: t.config.checkoutBaseUrl, orderTtlMinutes: 60 };
   return t.db.transaction().execute(async (trx) => {
+    // Each domain call is a write of its own in this one transaction, as it was with separate arguments.
+    const write = () => shopWrite(trx, shopId, new Effects(), systemClock);
     const order = (email: string) =>
       createOrder(
-        trx,
-        shopId,
+        write(),
         { email, items: [{ product_id: ids.product!, variant_id: ids.variant!, quantity: 1 }] },
-        new Effects(),
         deps,
       );
     const done = await order('ada@example.com');
-    const completed = await completeInvoice(trx, shopId, done.id, {}, new Effects(), deps);
+    const completed = await completeInvoice(write(), done.id, {}, deps);
     const link = await trx
       .insertInto('payment_links')
       .values({
@@ -277,10 +277,9 @@ const ordersAndLinks: SeedStep = async (t, shopId, ids) => {
       .returning('id')
       .executeTakeFirstOrThrow();
     const payment = await createPayment(
-      trx,
-      { id: shopId, currency: 'USD', plan: 'free' },
+      write(),
+      { currency: 'USD', plan: 'free' },
       { title: 'Tenancy payment', value: 10, currency: 'USD' },
-      new Effects(),
       { ...deps, publicUrl: t.config.publicUrl },
     );
     return {
@@ -314,16 +313,14 @@ const subscriptions: SeedStep = async (t, shopId) => {
       ],
     })
   ).products;
-  const deps = { clock: systemClock, checkoutBaseUrl: t.config.checkoutBaseUrl, orderTtlMinutes: 60 };
+  const deps = { checkoutBaseUrl: t.config.checkoutBaseUrl, orderTtlMinutes: 60 };
   return t.db.transaction().execute(async (trx) => {
     const order = await createOrder(
-      trx,
-      shopId,
+      shopWrite(trx, shopId, new Effects(), systemClock),
       { email: 'ada@example.com', items: [{ product_id: plan!, quantity: 1 }] },
-      new Effects(),
       deps,
     );
-    const completed = await completeInvoice(trx, shopId, order.id, {}, new Effects(), deps);
+    const completed = await completeInvoice(shopWrite(trx, shopId, new Effects(), systemClock), order.id, {}, deps);
     return { subscription: completed.subscription_id ?? undefined };
   });
 };

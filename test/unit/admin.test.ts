@@ -221,4 +221,15 @@ describe('createDemo', () => {
     const keys = await admin.listApiKeys(db(), demo.shop_id);
     expect(keys.map((k) => k.name)).toEqual(['demo']);
   });
+
+  test('the demo order is announced as any order is: order:created in the outbox, with its id', async () => {
+    const demo = await admin.createDemo(db());
+    const events = await db()
+      .selectFrom('events')
+      .select(['type', 'data'])
+      .where('shop_id', '=', demo.shop_id)
+      .where('type', '=', 'order:created')
+      .execute();
+    expect(events.map((e) => (JSON.parse(e.data) as { id: string }).id)).toEqual([demo.order_id]);
+  });
 });

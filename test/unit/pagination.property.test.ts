@@ -106,13 +106,17 @@ async function insert(shop: { id: string; currency: string }, gens: Gen[], tag: 
       trx,
       shop.id,
       inputs.map((g, i) =>
-        newCustomerRow(shop, {
-          email: g.email,
-          country: g.country,
-          ...(g.affiliate ? { affiliate: { code: `AFF${tag}${i}` } } : {}),
-          created_at: isoMicros(g.created),
-          updated_at: isoMicros(g.updated),
-        }),
+        newCustomerRow(
+          shop,
+          {
+            email: g.email,
+            country: g.country,
+            ...(g.affiliate ? { affiliate: { code: `AFF${tag}${i}` } } : {}),
+            created_at: isoMicros(g.created),
+            updated_at: isoMicros(g.updated),
+          },
+          new Date(),
+        ),
       ),
     );
     // The figures are computed: the spend is a paid order, `blacklisted` an EMAIL entry.

@@ -364,7 +364,7 @@ export async function convertAffiliateBalance(
   customerId: string,
   input: { amount: number },
 ): Promise<Record<string, never>> {
-  const { trx, shopId, effects, clock, now } = w;
+  const { trx, shopId, effects, now } = w;
   const row = await affiliates.affiliateCustomerByIdForUpdate(trx, shopId, customerId);
   if (!row) throw new NotFoundError('CUSTOMER_NOT_FOUND');
   if (!row.is_affiliate)
@@ -377,13 +377,11 @@ export async function convertAffiliateBalance(
       'INSUFFICIENT_FUNDS',
       `The affiliate's unpaid commission is ${decimalString(unpaid, currency)} ${currency}; ${decimalString(amount, currency)} ${currency} cannot be converted. Nothing changed.`,
     );
-  const transaction = await postWalletMovement(
-    trx,
-    shopId,
-    customerId,
-    { amount, type: 'AFFILIATE_COMMISSION', description: 'Affiliate commission converted to balance' },
-    clock,
-  );
+  const transaction = await postWalletMovement(w, customerId, {
+    amount,
+    type: 'AFFILIATE_COMMISSION',
+    description: 'Affiliate commission converted to balance',
+  });
   await affiliates.insertCommission(trx, shopId, {
     id: newId('acm'),
     affiliate_customer_id: row.id,

@@ -2,20 +2,18 @@
 // their options, quantity deals, add-ons. Names unique per product and values unique per field are the database's
 // unique indexes (migration 0009), answered 409 CONFLICT by src/http/database-errors.ts, so two concurrent requests
 // cannot both add the same name.
-import type { Transaction } from 'kysely';
 import * as addons from '../../../db/queries/addons';
 import { productById } from '../../../db/queries/products';
 import * as deals from '../../../db/queries/quantity-deals';
 import * as fields from '../../../db/queries/variant-fields';
-import type { Database, VariantFieldOptionRow } from '../../../db/tables';
+import type { VariantFieldOptionRow } from '../../../db/tables';
 import type { components } from '../../generated/api-types';
 import { NotFoundError, ValidationError, type ErrorDetail } from '../../errors';
 import { newId } from '../../ids';
-import type { Clock } from '../../platform/clock';
 import type { CursorList } from '../../platform/cursor-list';
 import type { ListSpec } from '../../platform/list-query';
 import { parseAmount } from '../../platform/money';
-import type { Effects } from '../../platform/unit-of-work';
+import type { ShopWrite } from '../../platform/unit-of-work';
 import type { ReadDb } from '../../../db/queries/shop-scope';
 import {
   addonView,
@@ -57,16 +55,13 @@ export async function listVariantFields(
 
 /** Adds a field and its initial options to the product. */
 export async function createVariantField(
-  trx: Transaction<Database>,
-  shopId: string,
+  w: ShopWrite,
   productId: string,
   input: CreateVariantFieldInput,
-  effects: Effects,
-  clock: Clock,
 ): Promise<VariantFieldView> {
+  const { trx, shopId, effects, now } = w;
   const product = await productById(trx, shopId, productId);
   if (!product) throw new NotFoundError('PRODUCT_NOT_FOUND');
-  const now = clock.now();
   const options = (input.options ?? []).map((o, i) => ({
     ...o,
     adjustment: adjustment(o.price_adjustment, `options[${i}].price_adjustment`, product.currency),
@@ -103,14 +98,12 @@ export async function createVariantField(
 
 /** Adds an option to a field of the product (a field of another product is not found). */
 export async function createVariantFieldOption(
-  trx: Transaction<Database>,
-  shopId: string,
+  w: ShopWrite,
   productId: string,
   fieldId: string,
   input: CreateVariantFieldOptionInput,
-  effects: Effects,
-  clock: Clock,
 ): Promise<VariantFieldOptionView> {
+  const { trx, shopId, effects, now } = w;
   const product = await productById(trx, shopId, productId);
   if (!product) throw new NotFoundError('PRODUCT_NOT_FOUND');
   const field = await fields.variantFieldOfProduct(trx, shopId, product.id, fieldId);
@@ -124,7 +117,7 @@ export async function createVariantFieldOption(
       value: input.value,
       price_adjustment: price,
       sort_order: input.sort_order ?? (last === null ? 0 : last + 1),
-      created_at: clock.now(),
+      created_at: now,
     },
   ]);
   effects.audit({ action: 'variant_field.option_added', resourceType: 'product', resourceId: product.id });
@@ -133,13 +126,11 @@ export async function createVariantFieldOption(
 
 /** Partial update of a quantity deal: `product_ids` and `tiers` replace what the deal had. */
 export async function updateQuantityDeal(
-  trx: Transaction<Database>,
-  shopId: string,
+  w: ShopWrite,
   uniqid: string,
   input: UpdateQuantityDealInput,
-  effects: Effects,
-  clock: Clock,
 ): Promise<Record<string, never>> {
+  const { trx, shopId, effects, now } = w;
   const deal = await deals.quantityDealByUniqidForUpdate(trx, shopId, uniqid);
   if (!deal) throw new NotFoundError('QUANTITY_DEAL_NOT_FOUND');
   const problems: ErrorDetail[] = [];
@@ -166,7 +157,7 @@ export async function updateQuantityDeal(
   await deals.updateQuantityDealRow(trx, shopId, deal.id, {
     ...(input.title !== undefined ? { title: input.title } : {}),
     ...(input.enabled !== undefined ? { enabled: input.enabled } : {}),
-    updated_at: clock.now(),
+    updated_at: now,
   });
   if (input.product_ids !== undefined) await deals.replaceQuantityDealProducts(trx, shopId, deal.id, input.product_ids);
   if (tiers !== undefined) await deals.replaceQuantityDealTiers(trx, shopId, deal.id, tiers);

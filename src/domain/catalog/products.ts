@@ -1,11 +1,10 @@
 // Product rules that span several queries: listing with variants, duplication.
-import type { Transaction } from 'kysely';
-import type { Database } from '../../../db/tables';
 import * as products from '../../../db/queries/products';
 import { NotFoundError } from '../../errors';
 import { newId, newUniqid } from '../../ids';
 import type { CursorList } from '../../platform/cursor-list';
 import type { ListSpec } from '../../platform/list-query';
+import type { ShopWrite } from '../../platform/unit-of-work';
 import { productView } from '../../views/product';
 
 export type ProductView = ReturnType<typeof productView>;
@@ -47,11 +46,8 @@ function freeSlug(base: string, taken: Set<string>): string {
  * Copies a product and its variants under new identifiers; serials stay with the original. Must run in a
  * transaction: the product and its variants appear together or not at all.
  */
-export async function duplicateProduct(
-  trx: Transaction<Database>,
-  shopId: string,
-  productId: string,
-): Promise<ProductView> {
+export async function duplicateProduct(w: ShopWrite, productId: string): Promise<ProductView> {
+  const { trx, shopId } = w;
   // Locked: concurrent copies of one product take turns, so they cannot pick the same free slug.
   const source = await products.productByIdForUpdate(trx, shopId, productId);
   if (!source) throw new NotFoundError('PRODUCT_NOT_FOUND');

@@ -2,12 +2,10 @@
 // the product's stock to what is left, all or nothing. Must run in a transaction: the product row is locked
 // (SELECT … FOR UPDATE) first, so concurrent claims on one product run one after another and never hand out a
 // serial twice; any rejection throws and the transaction rolls back with nothing claimed.
-import type { Transaction } from 'kysely';
-import type { Database } from '../../../db/tables';
 import * as products from '../../../db/queries/products';
 import * as serials from '../../../db/queries/serials';
 import { ApiError, NotFoundError, ValidationError } from '../../errors';
-import type { Effects } from '../../platform/unit-of-work';
+import type { ShopWrite } from '../../platform/unit-of-work';
 import { serialClaimView } from '../../views/serial';
 import { warnOfLowStock } from './stock-warnings';
 
@@ -15,14 +13,9 @@ export const maxClaimAmount = 1000;
 
 export type SerialClaimView = ReturnType<typeof serialClaimView>;
 
-export async function claimSerials(
-  trx: Transaction<Database>,
-  shopId: string,
-  productId: string,
-  amount: number,
-  /** Where a `product:stock_low` the claim causes is recorded (src/domain/catalog/stock-warnings.ts); the API passes it. */
-  effects?: Effects,
-): Promise<SerialClaimView> {
+/** A claim that takes the product's stock across its warning level records `product:stock_low` in `w.effects`. */
+export async function claimSerials(w: ShopWrite, productId: string, amount: number): Promise<SerialClaimView> {
+  const { trx, shopId } = w;
   if (!Number.isInteger(amount) || amount < 1 || amount > maxClaimAmount) {
     throw new ValidationError([{ field: 'amount', message: `must be an integer from 1 to ${maxClaimAmount}` }]);
   }
@@ -59,6 +52,6 @@ export async function claimSerials(
     throw new Error(`serial claim raced: wanted ${amount}, got ${taken.length}/${marked}`);
   const remaining = available - amount;
   await products.setProductStock(trx, shopId, product.id, remaining);
-  if (effects) await warnOfLowStock(trx, shopId, effects, [{ product: { id: product.id, stock: available } }]);
+  await warnOfLowStock(w, [{ product: { id: product.id, stock: available } }]);
   return serialClaimView(taken, remaining);
 }

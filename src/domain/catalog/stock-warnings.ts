@@ -4,12 +4,10 @@
 // unclaimed serials); unlimited stock (-1) and `quantity_warning` 0 (the default: no warning asked for) never
 // warn, and a product with variants keeps its counts per variant, which this event does not watch. Callers pass
 // the product rows as read under their row lock before the change and call this after it, in the same
-// transaction, so the event is written with the change or not at all (ctx.effects: the outbox).
-import type { Transaction } from 'kysely';
+// transaction, so the event is written with the change or not at all (w.effects: the outbox).
 import { productStocksByIds } from '../../../db/queries/stock-warnings';
-import type { Database } from '../../../db/tables';
 import type { components } from '../../generated/api-types';
-import type { Effects } from '../../platform/unit-of-work';
+import type { ShopWrite } from '../../platform/unit-of-work';
 
 export type StockLowData = components['schemas']['EventStockLowData'];
 
@@ -23,16 +21,14 @@ export function crossesStockWarning(before: number, after: number, warning: numb
  * the change drew on (e.g. an order's lines), each product with its stock as read under its row lock before it.
  */
 export async function warnOfLowStock(
-  trx: Transaction<Database>,
-  shopId: string,
-  effects: Effects,
+  w: ShopWrite,
   drawn: readonly { product: { id: string; stock: number } }[],
 ): Promise<void> {
   const stockBefore = new Map<string, number>();
   for (const { product } of drawn) if (!stockBefore.has(product.id)) stockBefore.set(product.id, product.stock);
-  const now = await productStocksByIds(trx, shopId, [...stockBefore.keys()].sort());
+  const current = await productStocksByIds(w.trx, w.shopId, [...stockBefore.keys()].sort());
   for (const [id, was] of stockBefore) {
-    const p = now.get(id);
+    const p = current.get(id);
     if (!p || !crossesStockWarning(was, p.stock, p.quantity_warning)) continue;
     const data: StockLowData = {
       product_id: p.id,
@@ -40,6 +36,6 @@ export async function warnOfLowStock(
       stock: p.stock,
       quantity_warning: p.quantity_warning,
     };
-    effects.emit('product:stock_low', data);
+    w.effects.emit('product:stock_low', data);
   }
 }

@@ -3,14 +3,14 @@
 // computed from the same entries (db/queries/customers.ts), so the two cannot disagree. Entries are written by the
 // operator (`cli blacklist add`) and by fixtures; the API lists them (GET /blacklist).
 import ipaddr from 'ipaddr.js';
-import type { Transaction } from 'kysely';
 import * as blacklist from '../../../db/queries/blacklist';
 import type { ReadDb } from '../../../db/queries/shop-scope';
-import type { BlacklistEntryRow, BlacklistEntryType, Database } from '../../../db/tables';
+import type { BlacklistEntryRow, BlacklistEntryType } from '../../../db/tables';
 import { ApiError, ValidationError } from '../../errors';
 import { newId } from '../../ids';
 import type { CursorList } from '../../platform/cursor-list';
 import type { ListSpec } from '../../platform/list-query';
+import type { ShopWrite } from '../../platform/unit-of-work';
 import { blacklistEntryView } from '../../views/blacklist-entry';
 
 export const blacklistEntryTypes: readonly BlacklistEntryType[] = ['EMAIL', 'EMAIL_DOMAIN', 'IP', 'COUNTRY'];
@@ -81,10 +81,8 @@ export function normaliseEntry(type: string, value: string): { type: BlacklistEn
 
 /** Adds entries to the shop's blacklist (an entry it already has is kept as it is); invalid ones are a 422. */
 export async function addBlacklistEntries(
-  trx: Transaction<Database>,
-  shopId: string,
+  w: ShopWrite,
   entries: readonly NewBlacklistEntry[],
-  now: Date,
 ): Promise<BlacklistEntryRow[]> {
   const rows = entries.map((e, i) => {
     const n = normaliseEntry(e.type, e.value);
@@ -97,10 +95,10 @@ export async function addBlacklistEntries(
       value: n.value,
       network: n.type === 'IP' ? n.value : null,
       note: e.note ?? null,
-      created_at: now,
+      created_at: w.now,
     };
   });
-  return blacklist.insertBlacklistEntries(trx, shopId, rows);
+  return blacklist.insertBlacklistEntries(w.trx, w.shopId, rows);
 }
 
 /** What POST /orders knows of its buyer; `ip` and `country` are optional request fields. */

@@ -1,12 +1,11 @@
 // Customer rules: the list's allow-list of filters and sorts, the affiliate summary, new customer rows.
-import type { Transaction } from 'kysely';
 import type { ReadDb } from '../../../db/queries/shop-scope';
-import type { Database } from '../../../db/tables';
 import * as customers from '../../../db/queries/customers';
 import { NotFoundError } from '../../errors';
 import { newId } from '../../ids';
 import type { CursorList } from '../../platform/cursor-list';
 import type { ListSpec } from '../../platform/list-query';
+import type { ShopWrite } from '../../platform/unit-of-work';
 import { customerView } from '../../views/customer';
 import { affiliateFiguresOfCustomer } from '../affiliates/affiliates';
 
@@ -73,8 +72,11 @@ export interface NewCustomerInput {
   updated_at?: Date | string;
 }
 
-/** A row for a new customer of the shop: a new id and wallet, the email lower-cased. */
-export function newCustomerRow(shop: { currency: string }, input: NewCustomerInput): customers.NewCustomer {
+/**
+ * A row for a new customer of the shop: a new id and wallet, the email lower-cased. `now` is when an affiliate made
+ * with the customer became one if the input gives no creation time.
+ */
+export function newCustomerRow(shop: { currency: string }, input: NewCustomerInput, now: Date): customers.NewCustomer {
   const a = input.affiliate;
   return {
     id: newId('cus'),
@@ -94,7 +96,7 @@ export function newCustomerRow(shop: { currency: string }, input: NewCustomerInp
     affiliate_lifetime_earnings: a?.lifetime_earnings ?? '0',
     affiliate_referred_orders: a?.referred_orders ?? 0,
     // An affiliate made with the customer (fixtures) became one when it was created.
-    affiliate_approved_at: a ? (input.created_at ?? new Date()) : null,
+    affiliate_approved_at: a ? (input.created_at ?? now) : null,
     ...(input.created_at !== undefined ? { created_at: input.created_at } : {}),
     ...(input.updated_at !== undefined
       ? { updated_at: input.updated_at }
@@ -110,16 +112,17 @@ export function newCustomerRow(shop: { currency: string }, input: NewCustomerInp
  * insert waits for it and does nothing, and the locked read then sees it.
  */
 export async function customerForEmail(
-  trx: Transaction<Database>,
-  shop: { id: string; currency: string },
+  w: ShopWrite,
+  shop: { currency: string },
   email: string,
 ): Promise<{ customer: customers.CustomerAccountRow; created: boolean }> {
+  const { trx, shopId } = w;
   const lower = email.toLowerCase();
-  const inserted = await customers.insertCustomerIfAbsent(trx, shop.id, newCustomerRow(shop, { email: lower }));
-  const row = inserted ?? (await customers.customerByEmailForUpdate(trx, shop.id, lower));
+  const inserted = await customers.insertCustomerIfAbsent(trx, shopId, newCustomerRow(shop, { email: lower }, w.now));
+  const row = inserted ?? (await customers.customerByEmailForUpdate(trx, shopId, lower));
   if (!row) throw new Error(`customer ${lower} vanished between insert and read`);
   // The figures are computed (db/queries/customers.ts), so the row carries them for views and events.
-  const figures = await customers.customerFigures(trx, shop.id, row.id);
+  const figures = await customers.customerFigures(trx, shopId, row.id);
   if (!figures) throw new Error(`customer ${lower} vanished`);
   return { customer: { ...row, ...figures }, created: inserted !== undefined };
 }

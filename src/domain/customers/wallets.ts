@@ -11,14 +11,11 @@
 // every customer read and list shows it; test/api/wallets.test.ts and wallet-orders.test.ts check cache == sum after
 // every test.
 import Decimal from 'decimal.js';
-import type { Transaction } from 'kysely';
-import type { Database } from '../../../db/tables';
 import * as wallets from '../../../db/queries/wallets';
 import { ApiError, NotFoundError, ValidationError } from '../../errors';
 import { newId } from '../../ids';
-import type { Clock } from '../../platform/clock';
 import { amountScale, decimalString, jsonAmount, maxAmount, minorUnit, parseAmount } from '../../platform/money';
-import type { Effects } from '../../platform/unit-of-work';
+import type { ShopWrite } from '../../platform/unit-of-work';
 
 /** The credit types a merchant may give (WalletCreditRequest.type). */
 export const walletCreditTypes = ['PROMO', 'REFUND', 'COMPENSATION', 'TOP_UP', 'ADJUSTMENT'] as const;
@@ -67,13 +64,11 @@ const signedDecimal = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?$/;
  * throws (and the caller's unit of work rolls back).
  */
 export async function postWalletMovement(
-  trx: Transaction<Database>,
-  shopId: string,
+  w: ShopWrite,
   customerId: string,
-  movement: { amount: string; type: string; description?: string | null; orderId?: string | null },
-  clock: Clock,
+  movement: WalletMovement,
 ): Promise<WalletTransactionView> {
-  return moveWallet(trx, shopId, customerId, movement, '0', clock);
+  return moveWallet(w, customerId, movement);
 }
 
 /**
@@ -82,21 +77,23 @@ export async function postWalletMovement(
  * as imported data is taken as it is.
  */
 export async function postOpeningBalance(
-  trx: Transaction<Database>,
-  shopId: string,
+  w: ShopWrite,
   customerId: string,
   amount: string,
-  clock: Clock,
 ): Promise<WalletTransactionView> {
   return moveWallet(
-    trx,
-    shopId,
+    w,
     customerId,
     { amount, type: 'ADJUSTMENT', description: 'Opening balance' },
-    '0',
-    clock,
     { storedScale: true },
   );
+}
+
+export interface MoveWalletOptions {
+  /** Signed decimal string added to the hold with the movement (default '0': the hold is untouched). */
+  heldDelta?: string;
+  /** Keep every digit the database stores instead of the currency's minor unit (an imported opening balance). */
+  storedScale?: boolean;
 }
 
 /**
@@ -105,14 +102,13 @@ export async function postOpeningBalance(
  * was. Refused (INSUFFICIENT_FUNDS) when the available balance after it would be below zero.
  */
 export async function moveWallet(
-  trx: Transaction<Database>,
-  shopId: string,
+  w: ShopWrite,
   customerId: string,
   movement: WalletMovement,
-  heldDelta: string,
-  clock: Clock,
-  options: { storedScale?: boolean } = {},
+  options: MoveWalletOptions = {},
 ): Promise<WalletTransactionView> {
+  const { trx, shopId, now } = w;
+  const heldDelta = options.heldDelta ?? '0';
   if (!walletTransactionTypes.has(movement.type)) throw new Error(`unknown wallet transaction type ${movement.type}`);
   const wallet = await wallets.walletOfCustomerForUpdate(trx, shopId, customerId);
   if (!wallet) throw new NotFoundError('CUSTOMER_NOT_FOUND');
@@ -130,7 +126,6 @@ export async function moveWallet(
     // numeric(20, 8) could not hold it: refused rather than failing in the database.
     throw invalidAmount(`would take the balance beyond ${decimalString(maxAmount, wallet.wallet_currency)}`);
   }
-  const now = clock.now();
   const row = await wallets.insertWalletTransaction(trx, shopId, {
     id: newId('wtx'),
     customer_id: customerId,
@@ -158,19 +153,23 @@ export async function moveWallet(
   };
 }
 
+/** What an order asks its buyer's wallet to hold: up to `wanted`, in `currency`; a refusal names `field`. */
+export interface WalletHoldRequest {
+  wanted: string;
+  currency: string;
+  field: string;
+}
+
 /**
  * Holds up to `wanted` of the customer's available balance (no ledger row: nothing has moved yet) and returns what
  * was held ('0' when nothing is available). The wallet must be in `currency`: 422 on `field` otherwise.
  */
 export async function holdWalletBalance(
-  trx: Transaction<Database>,
-  shopId: string,
+  w: ShopWrite,
   customerId: string,
-  wanted: string,
-  currency: string,
-  field: string,
-  now: Date,
+  { wanted, currency, field }: WalletHoldRequest,
 ): Promise<string> {
+  const { trx, shopId, now } = w;
   const wallet = await wallets.walletOfCustomerForUpdate(trx, shopId, customerId);
   if (!wallet) throw new NotFoundError('CUSTOMER_NOT_FOUND');
   if (wallet.wallet_currency !== currency) {
@@ -186,13 +185,8 @@ export async function holdWalletBalance(
 }
 
 /** Gives a hold back (a voided order): the balance is untouched, the amount is available again. */
-export async function releaseWalletHold(
-  trx: Transaction<Database>,
-  shopId: string,
-  customerId: string,
-  amount: string,
-  now: Date,
-): Promise<void> {
+export async function releaseWalletHold(w: ShopWrite, customerId: string, amount: string): Promise<void> {
+  const { trx, shopId, now } = w;
   const wallet = await wallets.walletOfCustomerForUpdate(trx, shopId, customerId);
   if (!wallet) throw new NotFoundError('CUSTOMER_NOT_FOUND');
   if (new Decimal(wallet.wallet_held).lt(amount))
@@ -240,37 +234,29 @@ export interface WalletRequest {
 
 /** `POST /customers/{id}/wallet/credit`: adds store credit. */
 export async function creditCustomerWallet(
-  trx: Transaction<Database>,
-  shopId: string,
+  w: ShopWrite,
   customerId: string,
   input: WalletRequest,
-  effects: Effects,
-  clock: Clock,
 ): Promise<WalletTransactionView> {
-  return requestedMovement(trx, shopId, customerId, input, 1, effects, clock);
+  return requestedMovement(w, customerId, input, 1);
 }
 
 /** `POST /customers/{id}/wallet/debit`: removes store credit; the transaction's amount is negative. */
 export async function debitCustomerWallet(
-  trx: Transaction<Database>,
-  shopId: string,
+  w: ShopWrite,
   customerId: string,
   input: WalletRequest,
-  effects: Effects,
-  clock: Clock,
 ): Promise<WalletTransactionView> {
-  return requestedMovement(trx, shopId, customerId, input, -1, effects, clock);
+  return requestedMovement(w, customerId, input, -1);
 }
 
 async function requestedMovement(
-  trx: Transaction<Database>,
-  shopId: string,
+  w: ShopWrite,
   customerId: string,
   input: WalletRequest,
   sign: 1 | -1,
-  effects: Effects,
-  clock: Clock,
 ): Promise<WalletTransactionView> {
+  const { trx, shopId, effects } = w;
   // The currency's minor unit is the wallet's: read it (and 404 an unknown customer) before judging the amount.
   const wallet = await wallets.walletOfCustomerForUpdate(trx, shopId, customerId);
   if (!wallet) throw new NotFoundError('CUSTOMER_NOT_FOUND');
@@ -280,13 +266,11 @@ async function requestedMovement(
     exclusiveMin: true,
   });
   const signed = sign === 1 ? amount : `-${amount}`;
-  const result = await postWalletMovement(
-    trx,
-    shopId,
-    customerId,
-    { amount: signed, type: input.type, description: input.description ?? null },
-    clock,
-  );
+  const result = await postWalletMovement(w, customerId, {
+    amount: signed,
+    type: input.type,
+    description: input.description ?? null,
+  });
   // No wallet events exist in the contract: the request's audit entry (written for every customers.write request,
   // refused ones too) is the record, named here.
   effects.audit({

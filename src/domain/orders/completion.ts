@@ -4,19 +4,17 @@
 // is delivered by its product type, the coupon, customer and affiliate are credited, and the receipt, delivery mail
 // and events are written through the outbox. A second completion waits for the lock and then finds the order no
 // longer PENDING, so two racing completions never both win.
-import type { Transaction } from 'kysely';
 import * as orders from '../../../db/queries/orders';
 import * as attempts from '../../../db/queries/payment-attempts';
 import * as products from '../../../db/queries/products';
 import * as serials from '../../../db/queries/serials';
 import { shopById } from '../../../db/queries/shops';
-import type { Database, ItemDeliveryStatus, OrderItemRow, OrderRow, ProductRow } from '../../../db/tables';
+import type { ItemDeliveryStatus, OrderItemRow, OrderRow, ProductRow } from '../../../db/tables';
 import { ApiError, NotFoundError } from '../../errors';
 import { newId } from '../../ids';
 import { mailDraft } from '../../mail/templates';
-import type { Clock } from '../../platform/clock';
 import { decimalString, jsonAmount } from '../../platform/money';
-import { shopWrite, type Effects } from '../../platform/unit-of-work';
+import type { ShopWrite } from '../../platform/unit-of-work';
 import { checkoutUrl, orderView, type OrderView } from '../../views/order';
 import { queueDynamicDelivery } from './dynamic-delivery';
 import { withLicenseKeys, withLicenses } from '../licenses/issuing';
@@ -36,7 +34,6 @@ export interface CompletionOptions {
 }
 
 export interface CompletionDeps {
-  clock: Clock;
   checkoutBaseUrl: string;
   /**
    * The scopes of the credential the returned view is for: its `license_keys` only if they may read licenses
@@ -54,21 +51,19 @@ interface Delivered {
 
 /** Completes a PENDING invoice; anything else is ORDER_NOT_PENDING and changes nothing. */
 export async function completeInvoice(
-  trx: Transaction<Database>,
-  shopId: string,
+  w: ShopWrite,
   orderId: string,
   options: CompletionOptions,
-  effects: Effects,
   deps: CompletionDeps,
 ): Promise<OrderView> {
+  const { trx, shopId, effects, now } = w;
   const order = await orders.orderByIdForUpdate(trx, shopId, orderId);
   if (!order) throw new NotFoundError('INVOICE_NOT_FOUND');
   if (order.status !== 'PENDING')
     throw new ApiError('ORDER_NOT_PENDING', `The order is ${order.status}; only a PENDING order can be completed.`);
-  const now = deps.clock.now();
   const gateway = options.gateway ?? order.gateway ?? 'MANUAL';
 
-  await recordPayment(trx, shopId, order, gateway, options.attemptId, now);
+  await recordPayment(w, order, gateway, options.attemptId);
 
   const items = (await orders.itemsOfOrders(trx, shopId, [order.id])).get(order.id) ?? [];
   const productRows = await products.productsByIdsForUpdate(
@@ -80,9 +75,9 @@ export async function completeInvoice(
   const mailItems: { title: string; content: string[] }[] = [];
   for (const item of items) {
     const product = item.product_id ? productRows.get(item.product_id) : undefined;
-    const delivered = await deliver(trx, shopId, order, item, product, now, deps.checkoutBaseUrl, effects);
+    const delivered = await deliver(w, order, { item, product }, deps.checkoutBaseUrl);
     // A license product's units each issue a key (src/domain/licenses/issuing.ts); other items pass unchanged.
-    const d = await withLicenses(shopWrite(trx, shopId, effects, { now: () => now }), order, item, product, delivered);
+    const d = await withLicenses(w, order, item, product, delivered);
     deliveredItems.push(
       await orders.updateOrderItem(trx, shopId, item.id, {
         delivery_status: d.status,
@@ -104,11 +99,11 @@ export async function completeInvoice(
     expires_at: null,
     updated_at: now,
   });
-  await credit(trx, shopId, completed, now, effects);
+  await credit(w, completed);
   // A reseller's order: lifetime figures, then tier auto-advance (src/domain/resellers/reseller-orders.ts).
-  await countResellerOrder(shopWrite(trx, shopId, effects, { now: () => now }), completed);
+  await countResellerOrder(w, completed);
   // The part the buyer's wallet held for the order is taken from it now (src/domain/orders/wallet-orders.ts).
-  await captureWalletHold(trx, completed, deps.clock);
+  await captureWalletHold(w, completed);
 
   const shop = await shopById(trx, shopId);
   const shopName = shop?.name ?? '';
@@ -148,13 +143,12 @@ export async function completeInvoice(
 
 /** The attempt that paid is PAID; without one (a manual completion) a PAID attempt is recorded for the invoice. */
 async function recordPayment(
-  trx: Transaction<Database>,
-  shopId: string,
+  w: ShopWrite,
   order: OrderRow,
   gateway: string,
   attemptId: string | undefined,
-  now: Date,
 ): Promise<void> {
+  const { trx, shopId, now } = w;
   if (attemptId !== undefined) {
     const attempt = await attempts.attemptByIdForUpdate(trx, shopId, attemptId);
     if (!attempt || attempt.order_id !== order.id) throw new Error(`attempt ${attemptId} is not of order ${order.id}`);
@@ -176,15 +170,12 @@ async function recordPayment(
 
 /** One line item delivered by its product's type. */
 async function deliver(
-  trx: Transaction<Database>,
-  shopId: string,
+  w: ShopWrite,
   order: OrderRow,
-  item: OrderItemRow,
-  product: ProductRow | undefined,
-  now: Date,
+  { item, product }: { item: OrderItemRow; product: ProductRow | undefined },
   checkoutBaseUrl: string,
-  effects: Effects,
 ): Promise<Delivered> {
+  const { trx, shopId, now } = w;
   if (item.delivery_status === 'DELIVERED')
     return { status: 'DELIVERED', items: item.delivered_items, mailContent: [] };
   const text = product?.delivery_text ? [product.delivery_text] : [];
@@ -214,25 +205,20 @@ async function deliver(
     }
     case 'DYNAMIC': {
       if (!product?.dynamic_webhook) return { status: 'AWAITING_FULFILLMENT', items: null, mailContent: [] };
-      await queueDynamicDelivery(
-        trx,
-        shopId,
-        {
-          orderUniqid: order.uniqid,
-          orderId: order.id,
-          item,
-          url: product.dynamic_webhook,
-          customerEmail: order.customer_email,
-        },
-        now,
-      );
+      await queueDynamicDelivery(w, {
+        orderUniqid: order.uniqid,
+        orderId: order.id,
+        item,
+        url: product.dynamic_webhook,
+        customerEmail: order.customer_email,
+      });
       return { status: 'PENDING', items: null, mailContent: [] };
     }
     case 'SERVICE':
       return { status: 'AWAITING_FULFILLMENT', items: null, mailContent: [] };
     case 'SUBSCRIPTION':
       // Starts the buyer's subscription, or renews the one this renewal invoice was issued for.
-      return deliverSubscriptionLine(shopWrite(trx, shopId, effects, { now: () => now }), order, item, product);
+      return deliverSubscriptionLine(w, order, item, product);
   }
 }
 
@@ -245,14 +231,8 @@ function fileLink(checkoutBaseUrl: string, order: OrderRow, attachmentId: string
  * The referring affiliate's commission. (The customer's totals are computed from its paid orders, see
  * db/queries/customers.ts: setting `completed_at` above is what counts this order.)
  */
-async function credit(
-  trx: Transaction<Database>,
-  shopId: string,
-  order: OrderRow,
-  now: Date,
-  effects: Effects,
-): Promise<void> {
+async function credit(w: ShopWrite, order: OrderRow): Promise<void> {
   // One ACCRUAL entry in the affiliate's commission ledger (src/domain/affiliates/commissions.ts).
-  await accrueCommission(shopWrite(trx, shopId, effects, { now: () => now }), order);
+  await accrueCommission(w, order);
   // Reseller revenue is counted by completeInvoice (countResellerOrder: it records an audit line of auto-advance).
 }

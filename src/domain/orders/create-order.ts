@@ -2,18 +2,16 @@
 // buyer found or created as a customer, and the stock or serials each line needs reserved, so a pending order can
 // always be delivered and nothing is oversold. All in the caller's transaction; any refusal throws and rolls it back.
 import Decimal from 'decimal.js';
-import type { Transaction } from 'kysely';
 import * as coupons from '../../../db/queries/coupons';
 import * as orders from '../../../db/queries/orders';
 import * as products from '../../../db/queries/products';
 import * as serials from '../../../db/queries/serials';
 import { shopById } from '../../../db/queries/shops';
-import type { Database, OrderRow, ProductRow, ProductVariantRow } from '../../../db/tables';
+import type { OrderRow, ProductRow, ProductVariantRow } from '../../../db/tables';
 import type { components } from '../../generated/api-types';
 import { ApiError, NotFoundError, ValidationError } from '../../errors';
 import { newId, newUniqid } from '../../ids';
-import type { Clock } from '../../platform/clock';
-import { shopWrite, type Effects } from '../../platform/unit-of-work';
+import type { ShopWrite } from '../../platform/unit-of-work';
 import { orderView, type OrderView } from '../../views/order';
 import { orderAttribution } from '../affiliates/commissions';
 import { BALANCE_GATEWAY, holdWalletForOrder } from './wallet-orders';
@@ -29,7 +27,6 @@ import { warnOfLowStock } from '../catalog/stock-warnings';
 export type CreateOrderInput = components['schemas']['CreateOrderRequest'];
 
 export interface OrderDeps {
-  clock: Clock;
   checkoutBaseUrl: string;
   orderTtlMinutes: number;
   /** CompletionDeps.readerScopes: an order the wallet pays entirely completes at once and may show keys. */
@@ -46,18 +43,12 @@ interface Line {
   extras: LineExtras;
 }
 
-export async function createOrder(
-  trx: Transaction<Database>,
-  shopId: string,
-  input: CreateOrderInput,
-  effects: Effects,
-  deps: OrderDeps,
-): Promise<OrderView> {
-  const now = deps.clock.now();
+export async function createOrder(w: ShopWrite, input: CreateOrderInput, deps: OrderDeps): Promise<OrderView> {
+  const { trx, shopId, effects, now } = w;
   const shop = await shopById(trx, shopId);
   if (!shop) throw new Error(`shop ${shopId} vanished`);
   const gateway = input.gateway === undefined ? null : await requireActiveGateway(trx, shopId, input.gateway);
-  const lines = await checkedLines(trx, shopId, input.items);
+  const lines = await checkedLines(w, input.items);
   const currency = lines[0]!.product.currency;
   lines.forEach((l) => {
     if (l.product.currency !== currency)
@@ -83,14 +74,10 @@ export async function createOrder(
     );
 
   const email = input.email.toLowerCase();
-  const customer = await admitBuyer(trx, shop, { email, country: input.country, ipAddress: input.ip_address }, effects);
-  const attribution = await orderAttribution(
-    shopWrite(trx, shopId, effects, { now: () => now }),
-    customer,
-    input.affiliate_code,
-  );
+  const customer = await admitBuyer(w, shop, { email, country: input.country, ipAddress: input.ip_address });
+  const attribution = await orderAttribution(w, customer, input.affiliate_code);
   // An ACTIVE reseller buys at its tier's wholesale percent (src/domain/resellers/reseller-orders.ts).
-  const wholesale = await wholesaleFor(shopWrite(trx, shopId, effects, { now: () => now }), email);
+  const wholesale = await wholesaleFor(w, email);
 
   const totals = priceOrder(
     lines.map((l) => ({
@@ -156,16 +143,16 @@ export async function createOrder(
       created_at: now,
     })),
   );
-  await reserve(trx, shopId, lines, items);
+  await reserve(w, lines, items);
   if (coupon) await coupons.changeCouponUses(trx, shopId, coupon.row.id, 1, now);
   // The buyer's wallet pays first when asked (src/domain/orders/wallet-orders.ts).
-  const order = input.use_wallet_balance === true ? await holdWalletForOrder(trx, inserted, now) : inserted;
+  const order = input.use_wallet_balance === true ? await holdWalletForOrder(w, inserted) : inserted;
 
   const view = orderView(order, items, deps.checkoutBaseUrl);
   effects.emit('order:created', view);
   effects.audit({ action: 'order.created', resourceType: 'order', resourceId: order.id });
-  await warnOfLowStock(trx, shopId, effects, lines);
-  return completeIfWalletPaid(trx, order, view, effects, deps);
+  await warnOfLowStock(w, lines);
+  return completeIfWalletPaid(w, order, view, deps);
 }
 
 /** The counted stock a line draws from: the variant's when it has one, else the product's (-1: unlimited). */
@@ -174,11 +161,7 @@ function stockOf(l: Line): number {
 }
 
 /** Each item checked against the catalog, products locked (in id order) so stock is read and taken atomically. */
-async function checkedLines(
-  trx: Transaction<Database>,
-  shopId: string,
-  items: CreateOrderInput['items'],
-): Promise<Line[]> {
+async function checkedLines({ trx, shopId }: ShopWrite, items: CreateOrderInput['items']): Promise<Line[]> {
   const productIds = [...new Set(items.map((i) => i.product_id))].sort();
   const locked = await products.productsByIdsForUpdate(trx, shopId, productIds);
   const variants = await products.variantsByProduct(trx, shopId, [...locked.keys()]);
@@ -229,12 +212,7 @@ async function checkedLines(
 }
 
 /** Takes what the lines need: serials reserved for their item, counted stock decreased. */
-async function reserve(
-  trx: Transaction<Database>,
-  shopId: string,
-  lines: Line[],
-  items: { id: string }[],
-): Promise<void> {
+async function reserve({ trx, shopId }: ShopWrite, lines: Line[], items: { id: string }[]): Promise<void> {
   for (const [i, line] of lines.entries()) {
     const variantId = line.variant?.id ?? null;
     if (line.product.type === 'SERIALS') {
@@ -262,13 +240,12 @@ async function reserve(
  * created it (gateway `BALANCE`): nothing is left to pay on a checkout. Any other order is returned as it is.
  */
 async function completeIfWalletPaid(
-  trx: Transaction<Database>,
+  w: ShopWrite,
   order: OrderRow,
   view: OrderView,
-  effects: Effects,
   deps: CompletionDeps,
 ): Promise<OrderView> {
   const paid = new Decimal(order.balance_paid);
   if (paid.isZero() || !paid.eq(order.total)) return view;
-  return completeInvoice(trx, order.shop_id, order.id, { gateway: BALANCE_GATEWAY }, effects, deps);
+  return completeInvoice(w, order.id, { gateway: BALANCE_GATEWAY }, deps);
 }

@@ -2,7 +2,7 @@
 // DYNAMIC line item gets one signed request to the product's `dynamic_webhook`; the completion pipeline only queues
 // it (a dynamic_deliveries row, in its transaction, so a rolled-back completion sends nothing), and the worker
 // (src/worker/dynamic-delivery.ts) sends it after commit. The item stays PENDING until the answer.
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Database, OrderItemRow } from '../../../db/tables';
 import {
   dynamicDeliverySecret,
@@ -12,6 +12,7 @@ import {
 import { newId } from '../../ids';
 import { eventBody } from '../../platform/events';
 import type { SecretBox } from '../../platform/secret-box';
+import type { ShopWrite } from '../../platform/unit-of-work';
 import { newWebhookSecret } from '../../platform/webhook-signature';
 
 /** The `event` of a dynamic-delivery request (openapi.yaml, webhooks: order:dynamic_delivery). */
@@ -45,14 +46,10 @@ export function dynamicDeliveryBody(input: DynamicDeliveryInput): string {
   );
 }
 
-/** Queues the request of one DYNAMIC line item, due at `now`, inside the completing transaction. */
-export async function queueDynamicDelivery(
-  trx: Transaction<Database>,
-  shopId: string,
-  input: DynamicDeliveryInput,
-  now: Date,
-): Promise<void> {
-  await insertDynamicDelivery(trx, shopId, {
+/** Queues the request of one DYNAMIC line item, due at once (`w.now`), inside the completing transaction. */
+export async function queueDynamicDelivery(w: ShopWrite, input: DynamicDeliveryInput): Promise<void> {
+  const { now } = w;
+  await insertDynamicDelivery(w.trx, w.shopId, {
     id: newId('dyn'),
     order_item_id: input.item.id,
     url: input.url,

@@ -6,14 +6,12 @@
 // What a delivery stores: the item's delivered_items keeps what earlier deliveries (or the completion pipeline)
 // put there, and each key sent now (message, codes, links, files) replaces that key; the answer and the event
 // carry what this request delivered.
-import type { Transaction } from 'kysely';
-import type { Database, OrderItemRow, OrderRow } from '../../../db/tables';
+import type { OrderItemRow, OrderRow } from '../../../db/tables';
 import * as attachments from '../../../db/queries/attachments';
 import * as orders from '../../../db/queries/orders';
 import { shopById } from '../../../db/queries/shops';
 import { ApiError, NotFoundError, ValidationError, type ErrorDetail } from '../../errors';
-import type { Clock } from '../../platform/clock';
-import type { Effects } from '../../platform/unit-of-work';
+import type { ShopWrite } from '../../platform/unit-of-work';
 import { mailDraft } from '../../mail/templates';
 
 export interface FulfillmentLink {
@@ -50,14 +48,12 @@ const contentKeys = ['message', 'codes', 'links', 'files'] as const;
 const deliverable: ReadonlySet<string> = new Set(['COMPLETED', 'PARTIALLY_REFUNDED']);
 
 export async function fulfillOrderItem(
-  trx: Transaction<Database>,
-  shopId: string,
+  w: ShopWrite,
   orderId: string,
   itemId: string,
   input: FulfillItemInput,
-  effects: Effects,
-  clock: Clock,
 ): Promise<LineItemFulfillmentView> {
+  const { trx, shopId, effects, now } = w;
   const order = await orders.orderByIdForUpdate(trx, shopId, orderId);
   if (!order) throw new NotFoundError('INVOICE_NOT_FOUND');
   const item = (await orders.itemsOfOrders(trx, shopId, [order.id])).get(order.id)?.find((i) => i.id === itemId);
@@ -79,7 +75,6 @@ export async function fulfillOrderItem(
   );
   if (unknownFiles.length > 0) throw new ValidationError(unknownFiles);
 
-  const now = clock.now();
   const stored = { ...(item.delivered_items ?? {}), ...content };
   await orders.updateOrderItem(trx, shopId, item.id, {
     delivery_status: 'DELIVERED',
@@ -97,7 +92,7 @@ export async function fulfillOrderItem(
   };
   effects.emit('order:item_delivered', { uniqid: order.uniqid, fulfillment });
   if (input.notify_customer !== false && order.customer_email) {
-    await mailBuyer(trx, order, item, content, files, effects);
+    await mailBuyer(w, order, item, content, files);
   }
   return fulfillment;
 }
@@ -129,14 +124,14 @@ function isWebUrl(text: string): boolean {
 }
 
 async function mailBuyer(
-  trx: Transaction<Database>,
+  w: ShopWrite,
   order: OrderRow,
   item: OrderItemRow,
   content: DeliveredContent,
   files: Map<string, attachments.AttachmentMeta>,
-  effects: Effects,
 ): Promise<void> {
-  const shop = await shopById(trx, order.shop_id);
+  const { trx, shopId, effects } = w;
+  const shop = await shopById(trx, shopId);
   if (!shop) throw new Error(`order ${order.id} has no shop`);
   const lines = [
     ...(content.message === undefined ? [] : [content.message]),

@@ -3,15 +3,12 @@
 // `refunded` sum the one before it left: together they can never exceed the total (the column's check
 // `refunded <= total` is the last line behind that). Any rejection throws, and the unit of work rolls back.
 import Decimal from 'decimal.js';
-import type { Transaction } from 'kysely';
-import type { Database } from '../../../db/tables';
 import * as orders from '../../../db/queries/orders';
 import * as refunds from '../../../db/queries/refunds';
 import { ApiError, NotFoundError } from '../../errors';
 import { newId } from '../../ids';
-import type { Clock } from '../../platform/clock';
 import { decimalString, parseAmount } from '../../platform/money';
-import { shopWrite, type Effects } from '../../platform/unit-of-work';
+import type { ShopWrite } from '../../platform/unit-of-work';
 import { refundToWallet, walletRefundNote } from './wallet-orders';
 import { reverseCommission } from '../affiliates/commissions';
 import { refundResellerRevenue } from '../resellers/reseller-orders';
@@ -26,14 +23,8 @@ export interface RefundInput {
 /** The statuses a refund may start from. */
 const refundable: ReadonlySet<string> = new Set(['COMPLETED', 'PARTIALLY_REFUNDED']);
 
-export async function refundOrder(
-  trx: Transaction<Database>,
-  shopId: string,
-  orderId: string,
-  input: RefundInput,
-  effects: Effects,
-  clock: Clock,
-): Promise<{ message: string }> {
+export async function refundOrder(w: ShopWrite, orderId: string, input: RefundInput): Promise<{ message: string }> {
+  const { trx, shopId, effects, now } = w;
   const order = await orders.orderByIdForUpdate(trx, shopId, orderId);
   if (!order) throw new NotFoundError('INVOICE_NOT_FOUND');
   const { currency } = order;
@@ -71,7 +62,6 @@ export async function refundOrder(
     );
   }
 
-  const now = clock.now();
   const refunded = alreadyRefunded.plus(amount);
   const fully = refunded.eq(total);
   const status = fully ? 'REFUNDED' : 'PARTIALLY_REFUNDED';
@@ -84,14 +74,14 @@ export async function refundOrder(
     created_at: now,
   });
   // A full refund revokes the license keys the order issued (src/domain/licenses/issuing.ts).
-  if (fully) await revokeOrderLicenses(shopWrite(trx, shopId, effects, { now: () => now }), order.id);
+  if (fully) await revokeOrderLicenses(w, order.id);
   // The refund's share of the affiliate's commission on this order is reversed (src/domain/affiliates/commissions.ts).
-  await reverseCommission(shopWrite(trx, shopId, effects, { now: () => now }), order, {
+  await reverseCommission(w, order, {
     id: refund.id,
     refundedTotal: refunded,
   });
   // A reseller's order: the refund takes its amount back from the reseller's lifetime revenue.
-  await refundResellerRevenue(shopWrite(trx, shopId, effects, { now: () => now }), order, amount);
+  await refundResellerRevenue(w, order, amount);
   await orders.updateOrder(trx, shopId, order.id, {
     refunded: refunded.toFixed(),
     status,
@@ -99,7 +89,7 @@ export async function refundOrder(
     updated_at: now,
   });
   // What the buyer's wallet paid goes back to it first (src/domain/orders/wallet-orders.ts); the rest is the gateway's.
-  const note = walletRefundNote(await refundToWallet(trx, order, amount, alreadyRefunded, clock), currency);
+  const note = walletRefundNote(await refundToWallet(w, order, amount, alreadyRefunded), currency);
   // The buyer's total_spent is computed from its paid orders minus `refunded` (db/queries/customers.ts).
   const shown = decimalString(amount, currency);
   effects.emit('order:refunded', {

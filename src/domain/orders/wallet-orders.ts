@@ -10,11 +10,10 @@
 // Every step runs in the transaction that changes the order, with the order row locked (and the customer row,
 // through src/domain/customers/wallets.ts).
 import Decimal from 'decimal.js';
-import type { Transaction } from 'kysely';
 import * as orders from '../../../db/queries/orders';
-import type { Database, OrderRow } from '../../../db/tables';
-import type { Clock } from '../../platform/clock';
+import type { OrderRow } from '../../../db/tables';
 import { decimalString } from '../../platform/money';
+import type { ShopWrite } from '../../platform/unit-of-work';
 import { holdWalletBalance, moveWallet, releaseWalletHold } from '../customers/wallets';
 
 /** The gateway a wholly wallet-paid order is completed with. */
@@ -30,43 +29,33 @@ export function amountDue(order: Pick<OrderRow, 'total' | 'balance_paid'>): stri
  * it as the order's `balance_paid`. Returns the order row as it now is. 422 on `use_wallet_balance` when the wallet is
  * in another currency than the order; an empty wallet holds nothing (the order is paid on the checkout as usual).
  */
-export async function holdWalletForOrder(trx: Transaction<Database>, order: OrderRow, now: Date): Promise<OrderRow> {
+export async function holdWalletForOrder(w: ShopWrite, order: OrderRow): Promise<OrderRow> {
   if (order.customer_id === null || new Decimal(order.total).isZero()) return order;
-  const held = await holdWalletBalance(
-    trx,
-    order.shop_id,
-    order.customer_id,
-    order.total,
-    order.currency,
-    'use_wallet_balance',
-    now,
-  );
+  const held = await holdWalletBalance(w, order.customer_id, {
+    wanted: order.total,
+    currency: order.currency,
+    field: 'use_wallet_balance',
+  });
   if (new Decimal(held).isZero()) return order;
-  return orders.updateOrder(trx, order.shop_id, order.id, { balance_paid: held, updated_at: now });
+  return orders.updateOrder(w.trx, w.shopId, order.id, { balance_paid: held, updated_at: w.now });
 }
 
 /** On completion: the hold becomes a ledger debit (ORDER_PAYMENT), and stops being held. */
-export async function captureWalletHold(trx: Transaction<Database>, order: OrderRow, clock: Clock): Promise<void> {
+export async function captureWalletHold(w: ShopWrite, order: OrderRow): Promise<void> {
   if (order.customer_id === null || new Decimal(order.balance_paid).isZero()) return;
+  const taken = new Decimal(order.balance_paid).negated().toFixed();
   await moveWallet(
-    trx,
-    order.shop_id,
+    w,
     order.customer_id,
-    {
-      amount: new Decimal(order.balance_paid).negated().toFixed(),
-      type: 'ORDER_PAYMENT',
-      description: `Order ${order.uniqid}`,
-      orderId: order.id,
-    },
-    new Decimal(order.balance_paid).negated().toFixed(),
-    clock,
+    { amount: taken, type: 'ORDER_PAYMENT', description: `Order ${order.uniqid}`, orderId: order.id },
+    { heldDelta: taken },
   );
 }
 
 /** On void: the hold is given back; nothing was taken. */
-export async function releaseWalletHoldOfOrder(trx: Transaction<Database>, order: OrderRow, now: Date): Promise<void> {
+export async function releaseWalletHoldOfOrder(w: ShopWrite, order: OrderRow): Promise<void> {
   if (order.customer_id === null || new Decimal(order.balance_paid).isZero()) return;
-  await releaseWalletHold(trx, order.shop_id, order.customer_id, order.balance_paid, now);
+  await releaseWalletHold(w, order.customer_id, order.balance_paid);
 }
 
 /**
@@ -75,25 +64,22 @@ export async function releaseWalletHoldOfOrder(trx: Transaction<Database>, order
  * Returns that part ('0' when none), for the refund's message.
  */
 export async function refundToWallet(
-  trx: Transaction<Database>,
+  w: ShopWrite,
   order: OrderRow,
   amount: Decimal.Value,
   alreadyRefunded: Decimal.Value,
-  clock: Clock,
 ): Promise<string> {
   const paid = new Decimal(order.balance_paid);
   if (order.customer_id === null || paid.isZero()) return '0';
   const owed = Decimal.max(paid.minus(alreadyRefunded), 0);
   const part = Decimal.min(owed, amount);
   if (part.isZero()) return '0';
-  await moveWallet(
-    trx,
-    order.shop_id,
-    order.customer_id,
-    { amount: part.toFixed(), type: 'ORDER_REFUND', description: `Refund of order ${order.uniqid}`, orderId: order.id },
-    '0',
-    clock,
-  );
+  await moveWallet(w, order.customer_id, {
+    amount: part.toFixed(),
+    type: 'ORDER_REFUND',
+    description: `Refund of order ${order.uniqid}`,
+    orderId: order.id,
+  });
   return part.toFixed();
 }
 

@@ -2,13 +2,12 @@
 // or a payment of its amount) and sends the buyer to that invoice's checkout. A link sells only while it is enabled,
 // not expired and not exhausted; each invoice takes one of its uses at creation (under the link's row lock, so two
 // buyers can never both take the last one) and gives it back if it expires unpaid, as a coupon use does.
-import type { Transaction } from 'kysely';
 import { changePaymentLinkUses, paymentLinkByIdForUpdate } from '../../../db/queries/payment-links';
 import { updateOrder } from '../../../db/queries/orders';
 import { shopById } from '../../../db/queries/shops';
-import type { Database, OrderRow, PaymentLinkRow } from '../../../db/tables';
+import type { OrderRow, PaymentLinkRow } from '../../../db/tables';
 import { NotFoundError } from '../../errors';
-import type { Effects } from '../../platform/unit-of-work';
+import type { ShopWrite } from '../../platform/unit-of-work';
 import { paymentUrls, paymentView } from '../../views/payment';
 import { createOrder, type OrderDeps } from '../orders/create-order';
 import { openPaymentInvoice } from './payments';
@@ -32,23 +31,21 @@ export class PaymentLinkUnavailable extends Error {
 
 /** The invoice a buyer (by email) opens through a link. Throws PaymentLinkUnavailable or the order's own refusals. */
 export async function orderFromPaymentLink(
-  trx: Transaction<Database>,
-  shopId: string,
+  w: ShopWrite,
   linkId: string,
   buyer: { email: string; ipAddress?: string },
-  effects: Effects,
   deps: OrderDeps,
 ): Promise<OrderRow> {
+  const { trx, shopId, effects, now } = w;
   const link = await paymentLinkByIdForUpdate(trx, shopId, linkId);
   if (!link) throw new NotFoundError('PAYMENT_LINK_NOT_FOUND');
-  const reason = linkUnavailability(link, deps.clock.now());
+  const reason = linkUnavailability(link, now);
   if (reason) throw new PaymentLinkUnavailable(reason);
 
   let order: OrderRow;
   if (link.product_id !== null) {
     const created = await createOrder(
-      trx,
-      shopId,
+      w,
       {
         email: buyer.email,
         ...(buyer.ipAddress === undefined ? {} : { ip_address: buyer.ipAddress }),
@@ -61,7 +58,6 @@ export async function orderFromPaymentLink(
           },
         ],
       },
-      effects,
       deps,
     );
     order = await updateOrder(trx, shopId, created.id, { payment_link_id: link.id });
@@ -69,7 +65,7 @@ export async function orderFromPaymentLink(
     const shop = await shopById(trx, shopId);
     if (!shop) throw new Error(`shop ${shopId} vanished`);
     order = await openPaymentInvoice(
-      trx,
+      w,
       shop,
       {
         total: link.amount,
@@ -79,7 +75,6 @@ export async function orderFromPaymentLink(
         ipAddress: buyer.ipAddress,
         paymentLinkId: link.id,
       },
-      effects,
       deps,
     );
     effects.emit('payment:created', paymentView(order, paymentUrls(deps.checkoutBaseUrl, order)));
@@ -87,6 +82,6 @@ export async function orderFromPaymentLink(
     // The product was deleted (the foreign key cleared it): the link has nothing left to sell.
     throw new PaymentLinkUnavailable('disabled');
   }
-  await changePaymentLinkUses(trx, shopId, link.id, 1, deps.clock.now());
+  await changePaymentLinkUses(trx, shopId, link.id, 1, now);
   return order;
 }

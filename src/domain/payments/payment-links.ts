@@ -1,22 +1,19 @@
 // Payment links: shareable hosted checkouts for a product (or one of its variants) or a fixed amount. The hosted
 // page that turns a visit into an order is not here; this module creates and switches links.
 import Decimal from 'decimal.js';
-import type { Transaction } from 'kysely';
 import {
   insertPaymentLink,
   togglePaymentLink as flipEnabled,
   variantOfProduct,
 } from '../../../db/queries/payment-links';
 import { productById } from '../../../db/queries/products';
-import type { Database } from '../../../db/tables';
 import { NotFoundError, ValidationError } from '../../errors';
 import { newId, newUniqid } from '../../ids';
-import type { Clock } from '../../platform/clock';
 import { parseAmount } from '../../platform/money';
+import type { ShopWrite } from '../../platform/unit-of-work';
 import { paymentLinkView } from '../../views/payment';
 
 export interface PaymentLinkDeps {
-  clock: Clock;
   checkoutBaseUrl: string;
 }
 
@@ -48,22 +45,22 @@ function checkShape(input: CreatePaymentLinkInput): void {
 }
 
 export async function createPaymentLink(
-  trx: Transaction<Database>,
-  shop: { id: string; currency: string },
+  w: ShopWrite,
+  shop: { currency: string },
   input: CreatePaymentLinkInput,
   deps: PaymentLinkDeps,
 ) {
+  const { trx, shopId, now } = w;
   checkShape(input);
-  const now = deps.clock.now();
   if (input.expires_at !== undefined && input.expires_at * 1000 <= now.getTime()) {
     throw new ValidationError([{ field: 'expires_at', message: 'must be in the future' }]);
   }
   let currency: string;
   let amount: string | null = null;
   if (input.product_id !== undefined) {
-    const product = await productById(trx, shop.id, input.product_id);
+    const product = await productById(trx, shopId, input.product_id);
     if (!product) throw new NotFoundError('PRODUCT_NOT_FOUND');
-    if (input.variant_id !== undefined && !(await variantOfProduct(trx, shop.id, product.id, input.variant_id))) {
+    if (input.variant_id !== undefined && !(await variantOfProduct(trx, shopId, product.id, input.variant_id))) {
       throw new NotFoundError('VARIANT_NOT_FOUND', `The product ${product.id} has no variant ${input.variant_id}.`);
     }
     if (input.currency !== undefined && input.currency !== product.currency) {
@@ -77,7 +74,7 @@ export async function createPaymentLink(
     // The JSON number's shortest form is the digits sent for any amount the contract allows (see payments.ts).
     amount = parseAmount(new Decimal(String(input.amount)).toFixed(), 'amount', { currency, exclusiveMin: true });
   }
-  const row = await insertPaymentLink(trx, shop.id, {
+  const row = await insertPaymentLink(trx, shopId, {
     id: newId('plk'),
     uniqid: newUniqid(),
     title: input.title,
@@ -94,8 +91,8 @@ export async function createPaymentLink(
   return paymentLinkView(row, deps.checkoutBaseUrl);
 }
 
-export async function togglePaymentLink(trx: Transaction<Database>, shopId: string, id: string, deps: PaymentLinkDeps) {
-  const row = await flipEnabled(trx, shopId, id, deps.clock.now());
+export async function togglePaymentLink(w: ShopWrite, id: string, deps: PaymentLinkDeps) {
+  const row = await flipEnabled(w.trx, w.shopId, id, w.now);
   if (!row) throw new NotFoundError('PAYMENT_LINK_NOT_FOUND');
   return paymentLinkView(row, deps.checkoutBaseUrl);
 }

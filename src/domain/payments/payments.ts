@@ -1,17 +1,15 @@
 // Generic payments (createPayment): an invoice of an amount, with no products, paid through the hosted checkout or
 // a forced gateway.
 import Decimal from 'decimal.js';
-import type { Transaction } from 'kysely';
 import { insertOrder, paymentByUniqid } from '../../../db/queries/orders';
 import { attemptsOfOrder, insertPaymentAttempt } from '../../../db/queries/payment-attempts';
 import type { ReadDb } from '../../../db/queries/shop-scope';
-import type { Database, GatewayRow, OrderRow } from '../../../db/tables';
+import type { GatewayRow, OrderRow } from '../../../db/tables';
 import type { Plan } from '../../config';
 import { NotFoundError, ValidationError } from '../../errors';
 import { newId, newUniqid } from '../../ids';
 import { decimalString, parseAmount } from '../../platform/money';
-import type { Effects } from '../../platform/unit-of-work';
-import type { Clock } from '../../platform/clock';
+import type { ShopWrite } from '../../platform/unit-of-work';
 import { checkoutUrl } from '../../views/order';
 import { paymentUrls, paymentView } from '../../views/payment';
 import { admitBuyer } from '../customers/buyers';
@@ -19,7 +17,6 @@ import { adapterFor, requireActiveGateway, sessionCheckoutUrl, type GatewaySessi
 import { requireFeature } from '../account/plans';
 
 export interface PaymentDeps {
-  clock: Clock;
   /** Base of the hosted checkout (`{checkoutBaseUrl}/invoice/<uniqid>`). */
   checkoutBaseUrl: string;
   /** Base of this server's own pages (the sandbox gateway's checkout). */
@@ -60,42 +57,40 @@ function cryptoCoin(gateway: GatewayRow | undefined, coin: string | undefined): 
 }
 
 export async function createPayment(
-  trx: Transaction<Database>,
-  shop: { id: string; currency: string; plan: Plan },
+  w: ShopWrite,
+  shop: { currency: string; plan: Plan },
   input: CreatePaymentInput,
-  effects: Effects,
   deps: PaymentDeps,
 ) {
+  const { trx, shopId, effects, now } = w;
   // A checkout that opens on a coin is what the plan feature names: refused first, whatever else the request says,
   // so a shop without it learns that before fixing anything else.
   if (input.crypto_gateway !== undefined) requireFeature(shop.plan, 'nativeCryptoCheckout');
   // Refused rather than rounded: an amount the customer would be charged differently from what was sent.
   const total = parseAmount(numberText(input.value), 'value', { currency: input.currency, exclusiveMin: true });
-  const gateway = input.gateway === undefined ? undefined : await requireActiveGateway(trx, shop.id, input.gateway);
+  const gateway = input.gateway === undefined ? undefined : await requireActiveGateway(trx, shopId, input.gateway);
   const coin = cryptoCoin(gateway, input.crypto_gateway);
   // Before anything is written: a session gateway without an integration is refused here.
   const adapter = gateway?.kind === 'SESSION' ? adapterFor(gateway, deps.publicUrl) : undefined;
 
-  // One instant for the invoice and the session it forces: getPayment knows that session by it.
-  const now = deps.clock.now();
+  // One instant (w.now) for the invoice and the session it forces: getPayment knows that session by it.
   const order = await openPaymentInvoice(
-    trx,
+    w,
     shop,
     { total, currency: input.currency, title: input.title, email: input.email, gateway: gateway?.code, coin },
-    effects,
-    { ...deps, clock: { now: () => now } },
+    deps,
   );
 
   let session: GatewaySession | undefined;
   if (adapter && gateway) {
     session = adapter.startSession({
-      shopId: shop.id,
+      shopId,
       orderUniqid: order.uniqid,
       amount: decimalString(total, order.currency),
       currency: order.currency,
       returnUrl: checkoutUrl(deps.checkoutBaseUrl, order.uniqid),
     });
-    await insertPaymentAttempt(trx, shop.id, {
+    await insertPaymentAttempt(trx, shopId, {
       id: newId('pay'),
       order_id: order.id,
       gateway: gateway.code,
@@ -150,18 +145,17 @@ export interface PaymentInvoice {
 
 /** A PENDING invoice of an amount (no products), its buyer found or created as a customer when the email is known. */
 export async function openPaymentInvoice(
-  trx: Transaction<Database>,
-  shop: { id: string; currency: string },
+  w: ShopWrite,
+  shop: { currency: string },
   invoice: PaymentInvoice,
-  effects: Effects,
-  deps: Pick<PaymentDeps, 'clock' | 'orderTtlMinutes'>,
+  deps: Pick<PaymentDeps, 'orderTtlMinutes'>,
 ): Promise<OrderRow> {
-  const now = deps.clock.now();
+  const { now } = w;
   const customer =
     invoice.email === undefined
       ? undefined
-      : await admitBuyer(trx, shop, { email: invoice.email, ipAddress: invoice.ipAddress }, effects);
-  const order = await insertOrder(trx, shop.id, {
+      : await admitBuyer(w, shop, { email: invoice.email, ipAddress: invoice.ipAddress });
+  const order = await insertOrder(w.trx, w.shopId, {
     id: newId('ord'),
     uniqid: newUniqid(),
     kind: 'PAYMENT',

@@ -274,7 +274,7 @@ async function enrol(
   const existing = await resellers.resellerByEmailForUpdate(trx, shopId, email);
   refuseLive(existing);
   if (existing) return moveTo(existing.id);
-  const { customer, created } = await customerForEmail(trx, { id: shopId, currency: shop.currency }, email);
+  const { customer, created } = await customerForEmail(w, shop, email);
   const inserted = await resellers.insertResellerIfAbsent(trx, shopId, {
     id: newId('rsl'),
     customer_id: customer.id,

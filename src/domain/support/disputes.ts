@@ -152,7 +152,7 @@ export interface CloseDisputeInput {
 
 /** Decides the order's undecided dispute (see the top of this file for what each outcome does). */
 export async function closeOrderDispute(w: ShopWrite, orderId: string, input: CloseDisputeInput): Promise<DisputeView> {
-  const { trx, shopId, effects, clock, now } = w;
+  const { trx, shopId, effects, now } = w;
   const outcome = input.outcome as DisputeOutcome;
   if (!disputeOutcomes.includes(outcome))
     throw new ValidationError([{ field: 'outcome', message: `must be one of ${disputeOutcomes.join(', ')}` }]);
@@ -190,8 +190,7 @@ export async function closeOrderDispute(w: ShopWrite, orderId: string, input: Cl
   });
   await orders.updateOrder(trx, shopId, order.id, { status: dispute.order_status_before, updated_at: now });
   // Lost: the chargeback takes back what remains, through the one refund path.
-  if (outcome === 'LOST')
-    await refundOrder(trx, shopId, order.id, { reason: chargebackReason(dispute) }, effects, clock);
+  if (outcome === 'LOST') await refundOrder(w, order.id, { reason: chargebackReason(dispute) });
   return view;
 }
 

@@ -1,7 +1,7 @@
 // Paying an invoice through a SESSION gateway from the hosted checkout: start a session (one payment attempt), then
 // settle the attempt when the gateway reports it paid or failed. An invoice may have several attempts (the buyer
 // retries, or comes back to an old tab); the order's row lock decides which payment completes it, once.
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely } from 'kysely';
 import { orderByIdForUpdate, orderByUniqid, updateOrder } from '../../../db/queries/orders';
 import { gatewayByCode } from '../../../db/queries/gateways';
 import {
@@ -19,7 +19,7 @@ import { amountDue } from '../../domain/orders/wallet-orders';
 import type { Services } from '../../http/handler';
 import { newId } from '../../ids';
 import { decimalString } from '../../platform/money';
-import type { Effects, ShopOrigin, UnitOfWork } from '../../platform/unit-of-work';
+import type { ShopOrigin, ShopWrite, UnitOfWork } from '../../platform/unit-of-work';
 import { checkoutUrl } from '../../views/order';
 
 export const SANDBOX = 'SANDBOX';
@@ -92,14 +92,13 @@ export async function startPayment(
     currency: order.currency,
     returnUrl: checkoutUrl(services.config.checkoutBaseUrl, order.uniqid),
   });
-  await unitOfWork.run(checkoutOrigin(order.shop_id, 'checkoutStartPayment', requestId), async (trx, effects) => {
+  await unitOfWork.write(checkoutOrigin(order.shop_id, 'checkoutStartPayment', requestId), async (w) => {
+    const { trx, now } = w;
     const locked = await orderByIdForUpdate(trx, order.shop_id, order.id);
     // Paid or expired between the page and the click: no session for an invoice that cannot take a payment.
     if (locked?.status !== 'PENDING')
       throw new CheckoutRefusal(400, 'Invoice not payable', 'This invoice is no longer waiting for a payment.');
-    const now = services.clock.now();
-    if (locked.customer_email === null && email !== undefined)
-      await setBuyer(trx, locked, { email, ipAddress }, effects, now);
+    if (locked.customer_email === null && email !== undefined) await setBuyer(w, locked, { email, ipAddress });
     await insertPaymentAttempt(trx, order.shop_id, {
       id: newId('pay'),
       order_id: order.id,
@@ -115,20 +114,14 @@ export async function startPayment(
 }
 
 /** The buyer of an invoice that had none, found or created as a customer by the email given on the checkout. */
-async function setBuyer(
-  trx: Transaction<Database>,
-  order: OrderRow,
-  buyer: { email: string; ipAddress?: string },
-  effects: Effects,
-  now: Date,
-) {
-  const shop = await shopById(trx, order.shop_id);
-  if (!shop) throw new Error(`shop ${order.shop_id} vanished`);
-  const customer = await admitBuyer(trx, shop, buyer, effects);
-  await updateOrder(trx, order.shop_id, order.id, {
+async function setBuyer(w: ShopWrite, order: OrderRow, buyer: { email: string; ipAddress?: string }) {
+  const shop = await shopById(w.trx, w.shopId);
+  if (!shop) throw new Error(`shop ${w.shopId} vanished`);
+  const customer = await admitBuyer(w, shop, buyer);
+  await updateOrder(w.trx, w.shopId, order.id, {
     customer_id: customer.id,
     customer_email: customer.email,
-    updated_at: now,
+    updated_at: w.now,
   });
 }
 
@@ -157,24 +150,26 @@ export async function settleSandboxPayment(
   const found = await sandboxSession(db, sessionId);
   const shopId = found.shop_id;
   const operation = outcome === 'PAID' ? 'sandboxPaymentPaid' : 'sandboxPaymentFailed';
-  await unitOfWork.run(checkoutOrigin(shopId, operation, requestId), async (trx, effects) => {
+  await unitOfWork.write(checkoutOrigin(shopId, operation, requestId), async (w) => {
+    const { trx, now } = w;
     // The order's lock first, then the attempt's: the order of locks every payment path takes.
     const order = await orderByIdForUpdate(trx, shopId, found.order_id);
     const attempt = await attemptByIdForUpdate(trx, shopId, found.id);
     if (!order || !attempt) throw new CheckoutRefusal(404, 'Session not found', 'The invoice no longer exists.');
     // A settled session stays as it was settled: the gateway reports each session once, a replay changes nothing.
     if (attempt.status !== 'PENDING') return;
-    const now = services.clock.now();
     if (outcome === 'FAILED') {
       await updatePaymentAttempt(trx, shopId, attempt.id, { status: 'FAILED' });
       return;
     }
     if (order.status === 'PENDING') {
       // The pipeline marks the attempt PAID along with everything else the payment completes.
-      await completeInvoice(trx, shopId, order.id, { gateway: attempt.gateway, attemptId: attempt.id }, effects, {
-        clock: services.clock,
-        checkoutBaseUrl: services.config.checkoutBaseUrl,
-      });
+      await completeInvoice(
+        w,
+        order.id,
+        { gateway: attempt.gateway, attemptId: attempt.id },
+        { checkoutBaseUrl: services.config.checkoutBaseUrl },
+      );
       return;
     }
     // Money on a session of an invoice already paid (or expired): recorded, for the merchant to refund.

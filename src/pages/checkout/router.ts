@@ -226,14 +226,18 @@ export function checkoutRouter(deps: CheckoutDeps): Router {
     route(async (req, res) => {
       const link = await findLink(param(req, 'linkUniqid'));
       const email = buyerEmail((req.body ?? {}) as Record<string, unknown>);
-      const order = await deps.unitOfWork.run(
+      const order = await deps.unitOfWork.write(
         checkoutOrigin(link.shop_id, 'checkoutPaymentLink', requestIdOf(res)),
-        (trx, effects) =>
-          orderFromPaymentLink(trx, link.shop_id, link.id, { email, ipAddress: buyerIp(req) }, effects, {
-            clock: services.clock,
-            checkoutBaseUrl: services.config.checkoutBaseUrl,
-            orderTtlMinutes: services.config.orderTtlMinutes,
-          }),
+        (w) =>
+          orderFromPaymentLink(
+            w,
+            link.id,
+            { email, ipAddress: buyerIp(req) },
+            {
+              checkoutBaseUrl: services.config.checkoutBaseUrl,
+              orderTtlMinutes: services.config.orderTtlMinutes,
+            },
+          ),
       );
       res.redirect(303, invoiceUrl(order.uniqid));
     }),
