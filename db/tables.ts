@@ -568,7 +568,7 @@ export interface ChosenAddonRecord {
 
 /**
  * An order's line. variant_options, addons and the quantity deal record what it was bought with
- * (src/domain/orders/line-extras.ts).
+ * (src/domain/catalog/line-extras.ts).
  */
 export interface OrderItemsTable {
   id: string;

@@ -26,7 +26,7 @@ export const claimProductSerials: OperationHandler<'claimProductSerials'> = asyn
 });
 
 // Variant fields and options, quantity deals and add-ons (src/domain/catalog/catalog-extras.ts); their effect on orders is
-// in src/domain/orders/line-extras.ts.
+// in src/domain/catalog/line-extras.ts.
 
 export const listProductVariantFields: OperationHandler<'listProductVariantFields'> = async ({ db, auth, params }) => ({
   data: await listVariantFields(db, auth.shop.id, params.id),

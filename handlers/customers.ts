@@ -1,5 +1,6 @@
 import { convertAffiliateBalance as convert } from '../src/domain/affiliates/affiliates';
 import { blacklistCursorList } from '../src/domain/customers/blacklist';
+import { affiliateFiguresOfCustomer } from '../src/domain/affiliates/affiliates';
 import { customerCursorList, getCustomer as get } from '../src/domain/customers/customers';
 import { creditCustomerWallet as credit, debitCustomerWallet as debit } from '../src/domain/customers/wallets';
 import type { OperationHandler } from '../src/http/handler';
@@ -8,7 +9,9 @@ import { listHandler } from '../src/http/list-handler';
 export const listCustomers: OperationHandler<'listCustomers'> = listHandler(customerCursorList, () => undefined);
 
 export const getCustomer: OperationHandler<'getCustomer'> = async ({ db, auth, params, query }) => ({
-  data: await get(db, auth.shop.id, params.id, { includeAffiliate: query.include_affiliate === true }),
+  data: await get(db, auth.shop.id, params.id, {
+    affiliateFigures: query.include_affiliate === true ? affiliateFiguresOfCustomer : undefined,
+  }),
 });
 
 export const creditCustomerWallet: OperationHandler<'creditCustomerWallet'> = async ({ write, params, body }) => ({

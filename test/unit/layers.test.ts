@@ -89,3 +89,36 @@ test('the check sees the imports and would refuse one that runs back up', () => 
     'src/domain/themes/bases.ts (domain) -> src/http/errors.ts (http)',
   ]);
 });
+
+/** The business area of a domain file (`src/domain/<area>/…`); the files at the domain's root wire areas together. */
+const areaOf = (file: string) => (/^src\/domain\/([^/]+)\//.exec(file) ?? [])[1] ?? file;
+
+/** Every cycle between business areas: area A reaches B through the imports, and B reaches A. */
+export function areaCycles(edges: Import[]): string[] {
+  const next = new Map<string, Set<string>>();
+  for (const { from, to } of edges) {
+    if (!from.startsWith('src/domain/') || !to.startsWith('src/domain/')) continue;
+    const [a, b] = [areaOf(from), areaOf(to)];
+    if (a !== b) next.set(a, (next.get(a) ?? new Set()).add(b));
+  }
+  const reaches = (a: string, b: string, seen = new Set<string>()): boolean =>
+    [...(next.get(a) ?? [])].some((n) => n === b || (!seen.has(n) && seen.add(n) && reaches(n, b, seen)));
+  return [...next.keys()].flatMap((a) => [...next.get(a)!].filter((b) => reaches(b, a)).map((b) => `${a} <-> ${b}`));
+}
+
+// The areas are floors of their own: an order stands on the catalog, customers and licenses, never the other way,
+// so "what does an order completion touch" has one direction to read in.
+test('no two business areas of the domain import each other, directly or around a loop', () => {
+  expect(areaCycles(importGraph())).toEqual([]);
+});
+
+test('the area check would refuse a loop', () => {
+  expect(
+    areaCycles([
+      { from: 'src/domain/orders/create-order.ts', to: 'src/domain/catalog/coupons.ts' },
+      { from: 'src/domain/catalog/coupons.ts', to: 'src/domain/subscriptions/billing.ts' },
+      { from: 'src/domain/subscriptions/start.ts', to: 'src/domain/orders/pricing.ts' },
+      { from: 'src/domain/customers/wallets.ts', to: 'src/domain/catalog/pricing.ts' },
+    ]),
+  ).toEqual(['orders <-> catalog', 'catalog <-> subscriptions', 'subscriptions <-> orders']);
+});

@@ -1,8 +1,8 @@
-// src/domain/orders/pricing.ts: a line's money (options, the best quantity tier, add-ons) and the order's (coupon on
+// src/domain/catalog/pricing.ts: a line's money (options, the best quantity tier, add-ons) and the order's (coupon on
 // the line totals after the tiers, tax), to the minor unit of USD, JPY and BTC.
 import fc from 'fast-check';
 import Decimal from 'decimal.js';
-import { priceLine, priceOrder, type PricedLine, type QuantityTier } from '../../src/domain/orders/pricing';
+import { priceLine, priceOrder, type PricedLine, type QuantityTier } from '../../src/domain/catalog/pricing';
 
 const noTax = { rate: '0', inclusive: false };
 const pct = (minQuantity: number, value: string, dealId = 'qdl_a'): QuantityTier => ({

@@ -1,4 +1,4 @@
-// The catalog extras a merchant configures and `POST /orders` obeys (src/domain/orders/line-extras.ts): variant fields and
+// The catalog extras a merchant configures and `POST /orders` obeys (src/domain/catalog/line-extras.ts): variant fields and
 // their options, quantity deals, add-ons. Names unique per product and values unique per field are the database's
 // unique indexes (migration 0009), answered 409 CONFLICT by src/http/database-errors.ts, so two concurrent requests
 // cannot both add the same name.

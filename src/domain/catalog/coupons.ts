@@ -13,8 +13,8 @@ import type { CursorList } from '../../platform/cursor-list';
 import type { ListSpec } from '../../platform/list-query';
 import { couponValue, couponView, type CouponView } from '../../views/coupon';
 import { jsonAmount } from '../../platform/money';
-import { checkLineExtras, loadLineCatalog, pricingTerms, type LineExtras } from '../orders/line-extras';
-import { priceOrder, type CouponTerms, type PricedLine } from '../orders/pricing';
+import { checkLineExtras, loadLineCatalog, pricingTerms, type LineExtras } from './line-extras';
+import { priceOrder, type CouponTerms, type PricedLine } from './pricing';
 
 export interface UsableCoupon {
   row: CouponRow;
@@ -163,7 +163,7 @@ export function parseCart(text: string): CartItem[] {
  * PRODUCT_NOT_FOUND), its variant exactly when it has variants (404 VARIANT_NOT_FOUND; a missing one is a 422 on
  * `query.cart`), all in one currency (422 otherwise), with the chosen variant field options, the add-ons (required
  * ones included) and the quantity deal tiers, checked by the same function as an order's items
- * (src/domain/orders/line-extras.ts; its refusals become 422s on `query.cart`). Stock, quantity limits and holds are not
+ * (src/domain/catalog/line-extras.ts; its refusals become 422s on `query.cart`). Stock, quantity limits and holds are not
  * checked here: the check says what the coupon does, not whether the order would be accepted for other reasons.
  */
 async function cartLines(

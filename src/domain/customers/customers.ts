@@ -7,7 +7,7 @@ import type { CursorList } from '../../platform/cursor-list';
 import type { ListSpec } from '../../platform/list-query';
 import type { ShopWrite } from '../../platform/unit-of-work';
 import { customerView } from '../../views/customer';
-import { affiliateFiguresOfCustomer } from '../affiliates/affiliates';
+import type { AffiliateFigures } from '../../views/affiliate';
 
 export type CustomerView = ReturnType<typeof customerView>;
 
@@ -43,13 +43,19 @@ export async function getCustomer(
   db: ReadDb,
   shopId: string,
   id: string,
-  options: { includeAffiliate: boolean },
+  options: {
+    /**
+     * Given when the caller asked for the affiliate summary: the affiliate list's own figures
+     * (src/domain/affiliates/affiliates.ts), so both always show the same. Passed in, because the affiliate
+     * program stands on customers, not under them.
+     */
+    affiliateFigures?: (db: ReadDb, shopId: string, customerId: string) => Promise<AffiliateFigures | undefined>;
+  },
 ): Promise<CustomerView> {
   const row = await customers.customerById(db, shopId, id);
   if (!row) throw new NotFoundError('CUSTOMER_NOT_FOUND');
-  if (!options.includeAffiliate) return customerView(row);
-  // The affiliate list's figures (src/domain/affiliates/affiliates.ts), so both always show the same.
-  const figures = row.is_affiliate ? await affiliateFiguresOfCustomer(db, shopId, row.id) : undefined;
+  if (!options.affiliateFigures) return customerView(row);
+  const figures = row.is_affiliate ? await options.affiliateFigures(db, shopId, row.id) : undefined;
   return customerView(row, { referredCustomers: figures?.referredCustomers ?? 0, figures });
 }
 

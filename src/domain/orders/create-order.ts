@@ -17,11 +17,11 @@ import { orderAttribution } from '../affiliates/commissions';
 import { BALANCE_GATEWAY, holdWalletForOrder } from './wallet-orders';
 import { completeInvoice, type CompletionDeps } from './completion';
 import { requireActiveGateway } from '../payments/gateways';
-import { priceOrder } from './pricing';
+import { priceOrder } from '../catalog/pricing';
 import { wholesaleColumns, wholesaleFor } from '../resellers/reseller-orders';
 import { admitBuyer } from '../customers/buyers';
 import { couponDiscount, usableCoupon } from '../catalog/coupons';
-import { checkLineExtras, extrasColumns, loadLineCatalog, pricingTerms, type LineExtras } from './line-extras';
+import { checkLineExtras, extrasColumns, loadLineCatalog, pricingTerms, type LineExtras } from '../catalog/line-extras';
 import { warnOfLowStock } from '../catalog/stock-warnings';
 
 export type CreateOrderInput = components['schemas']['CreateOrderRequest'];
@@ -39,7 +39,7 @@ interface Line {
   variant: ProductVariantRow | null;
   quantity: number;
   deliveryInstructions: string | null;
-  /** Chosen variant field options, add-ons and the quantity deal tiers of the product (src/domain/orders/line-extras.ts). */
+  /** Chosen variant field options, add-ons and the quantity deal tiers of the product (src/domain/catalog/line-extras.ts). */
   extras: LineExtras;
 }
 

@@ -3,7 +3,7 @@
 //
 // Wholesale pricing: an order (POST /orders) whose buyer email belongs to an ACTIVE reseller gets the reseller's
 // tier `discount_percent` off its goods after any coupon (decimal arithmetic, rounded to the currency's minor unit;
-// src/domain/orders/pricing.ts), shown in the order's `discount`. The order records the reseller and the percent
+// src/domain/catalog/pricing.ts), shown in the order's `discount`. The order records the reseller and the percent
 // (orders.reseller_id / reseller_discount_percent). The status is read under a share lock, so a suspension waits for
 // an order being priced, and every order created after the suspension commits pays full price.
 //

@@ -20,7 +20,7 @@ import { newId, newUniqid } from '../../ids';
 import type { ShopWrite } from '../../platform/unit-of-work';
 import { orderView } from '../../views/order';
 import { subscriptionView } from '../../views/subscription';
-import { priceOrder } from '../orders/pricing';
+import { priceOrder } from '../catalog/pricing';
 import { addInterval, later, MAX_UNPAID_RENEWALS, RENEWAL_PAYMENT_WINDOW_MS } from './billing';
 
 /** What a renewal needs beyond its ShopWrite (which brings the time). */

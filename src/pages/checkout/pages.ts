@@ -4,7 +4,7 @@
 import Decimal from 'decimal.js';
 import escapeHtml from 'escape-html';
 import type { GatewayRow, OrderItemRow, OrderRow, PaymentAttemptRow, PaymentLinkRow } from '../../../db/tables';
-import type { LinkUnavailable } from '../../domain/payments/payment-link-orders';
+import type { LinkUnavailable } from '../../domain/orders/payment-link-orders';
 import { amountDue } from '../../domain/orders/wallet-orders';
 import { decimalString } from '../../platform/money';
 

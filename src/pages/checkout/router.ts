@@ -12,7 +12,7 @@ import {
   linkUnavailability,
   orderFromPaymentLink,
   PaymentLinkUnavailable,
-} from '../../domain/payments/payment-link-orders';
+} from '../../domain/orders/payment-link-orders';
 import { ApiError } from '../../errors';
 import { guardPages, pageForm, refusalTitle } from '../../http/page-guard';
 import { idShape, uniqidShape } from '../../ids';

@@ -9,8 +9,8 @@ import type { OrderRow, PaymentLinkRow } from '../../../db/tables';
 import { NotFoundError } from '../../errors';
 import type { ShopWrite } from '../../platform/unit-of-work';
 import { paymentUrls, paymentView } from '../../views/payment';
-import { createOrder, type OrderDeps } from '../orders/create-order';
-import { openPaymentInvoice } from './payments';
+import { createOrder, type OrderDeps } from './create-order';
+import { openPaymentInvoice } from '../payments/payments';
 
 export type LinkUnavailable = 'disabled' | 'expired' | 'exhausted';
 
