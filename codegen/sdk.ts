@@ -1,6 +1,6 @@
 // Generates the SDK's types (sdk/src/generated/schema.ts) from openapi.yaml with openapi-typescript, and copies the
 // runnable example (sdk/examples/order-flow.ts) into sdk/README.md between its markers, so the README never shows
-// code that was not type-checked and run by test/api/sdk-example.test.ts.
+// code that was not type-checked and run by test/contract/sdk-example.test.ts.
 // `--check` writes nothing and fails when either file differs from what it would write, or when sdk/package.json's
 // version is not the contract's `info.version` (the package is versioned with the contract it was generated from).
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';

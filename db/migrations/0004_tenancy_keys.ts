@@ -1,7 +1,7 @@
 // Tenancy the database enforces: every shop-owned table gets a unique (shop_id, id), and every reference between
 // shop-owned rows becomes a composite foreign key (shop_id, x_id) -> (shop_id, id). A row can then only point at a
 // row of its own shop, whatever the code does: a cross-shop link is refused by PostgreSQL (23503), and the API
-// answers it as a reference to something that does not exist. New tables follow the same rule; test/api/tenancy.test.ts
+// answers it as a reference to something that does not exist. New tables follow the same rule; test/platform/tenancy.test.ts
 // checks the catalog so one that does not fails.
 import { sql, type Kysely } from 'kysely';
 

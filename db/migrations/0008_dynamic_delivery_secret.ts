@@ -1,7 +1,7 @@
 // Each shop's signing secret for dynamic-delivery callbacks (Standard Webhooks, `whsec_…`), sealed with the secret
 // box (src/platform/secret-box.ts) as webhook endpoint secrets are. Created on first use; the merchant reads it with
 // `npm run cli -- dynamic-secret --shop SHOP_ID`. Keyed by (shop_id, purpose): one secret per shop and purpose,
-// and the key starts with shop_id as every shop-owned table's does (test/api/tenancy.test.ts).
+// and the key starts with shop_id as every shop-owned table's does (test/platform/tenancy.test.ts).
 import { sql, type Kysely } from 'kysely';
 
 export async function up(db: Kysely<unknown>): Promise<void> {

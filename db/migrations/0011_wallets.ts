@@ -1,7 +1,7 @@
 // Store-credit wallets as a ledger: one wallet_transactions row per movement (signed amount), and the part of the
 // wallet a pending order holds. customers.wallet_balance stays as a cache of the ledger's sum: it is only ever
 // changed by src/domain/customers/wallets.ts, in the transaction that inserts the ledger row, after locking the customer row
-// (SELECT … FOR UPDATE), so balance = sum(amount) holds after every commit (test/api/wallets.test.ts checks it after
+// (SELECT … FOR UPDATE), so balance = sum(amount) holds after every commit (test/customers/wallets.test.ts checks it after
 // every operation). The checks below make the database refuse a negative balance and a hold larger than the
 // balance, whatever a caller does.
 import { sql, type Kysely } from 'kysely';

@@ -234,7 +234,7 @@ export interface ValidationInput {
 /** The audit entry an accepted validation writes in the same statement (src/platform/audit.ts makes it). */
 export type InlineAuditEntry = NewAuditEntry;
 
-// Every table is reached with `shop_id = $1` (the scan in test/api/tenancy.test.ts reads Kysely calls only, so this
+// Every table is reached with `shop_id = $1` (the scan in test/platform/tenancy.test.ts reads Kysely calls only, so this
 // statement keeps to the rule by hand). Steps, each a CTE of the one statement:
 //   lic    the license with this key hash in this shop (the unique index licenses_shop_key_hash_key);
 //   ok     it, when ACTIVE, of the product asked for (if any) and not expired at $5;

@@ -1,5 +1,5 @@
 // Tenancy in one place: every query of a shop-owned table starts here, so its `shop_id` condition (or, for an
-// insert, its `shop_id` value) cannot be forgotten. test/api/tenancy.test.ts fails when a query module reaches a
+// insert, its `shop_id` value) cannot be forgotten. test/platform/tenancy.test.ts fails when a query module reaches a
 // shop-owned table any other way, and the composite foreign keys (shop_id, x_id) -> (shop_id, id) make the database
 // itself refuse a row that points into another shop.
 import {

@@ -1,5 +1,5 @@
 // What each scope lets an app do, in the words the consent page shows the shop owner. One place for every scope the
-// contract names (src/generated/operations.ts); test/api/oauth-consent.test.ts fails when a scope has no line here.
+// contract names (src/generated/operations.ts); test/account/oauth-consent.test.ts fails when a scope has no line here.
 export const scopeDescriptions: Readonly<Record<string, string>> = {
   '*': 'Full access: read and change everything in your shop, including creating further app authorizations.',
   'affiliates.read': 'See your affiliates, their customers and their performance.',

@@ -3,10 +3,10 @@
 // everything but the ids is the same, only the shop boundary can make the answer differ.
 //
 // Adding a resource kind (orders, licenses, webhooks, themes…) when its issue lands:
-//   1. add its name to `resourceKinds` (the name test/api/tenancy.test.ts maps the contract's path parameter to);
+//   1. add its name to `resourceKinds` (the name test/platform/tenancy.test.ts maps the contract's path parameter to);
 //   2. seed it: extend `sameData` if the fixture format (src/ops/fixtures/fixtures.ts) learnt it, or append a step to
 //      `seedSteps` that creates the same rows in the shop it is given and returns their ids;
-//   3. remove its placeholder from `placeholderIds` in test/api/tenancy.test.ts.
+//   3. remove its placeholder from `placeholderIds` in test/platform/tenancy.test.ts.
 // createTwoShops() fails when a kind of `resourceKinds` gets no id, so a half-added kind cannot go unnoticed.
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';

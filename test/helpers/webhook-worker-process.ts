@@ -1,5 +1,5 @@
 // One webhook delivery worker as an OS process of its own, for tests that run several side by side or kill one
-// mid-delivery (test/api/webhook-workers.test.ts). Run as `tsx test/helpers/webhook-worker-process.ts` with:
+// mid-delivery (test/webhooks/webhook-workers.test.ts). Run as `tsx test/helpers/webhook-worker-process.ts` with:
 //   DATABASE_URL        the PostgreSQL database to serve (required)
 //   WORKER_LEASE_MS     lease of a claim (default 60000)
 //   WORKER_TIMEOUT_MS   total time an attempt may take (default 10000)

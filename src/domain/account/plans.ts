@@ -1,7 +1,7 @@
 // What each plan includes. Features are gated by plan only; a shop's own settings (payment methods) live on the shop.
 // Every flag here is reported by GET /me/capabilities and refused where it is false (requireFeature): a flag that
 // gated nothing would tell integrators something untrue, so none is listed that the server does not enforce
-// (test/api/capabilities-gates.test.ts checks each one against its behaviour).
+// (test/store/capabilities-gates.test.ts checks each one against its behaviour).
 import { plans, type Plan } from '../../config';
 import { ApiError } from '../../errors';
 

@@ -8,7 +8,7 @@
 // Amounts are decimal strings with at most the wallet currency's minor unit of decimals: 0.001 USD is refused
 // (422 on `amount`), never rounded, as payments and refunds do. (Only an imported opening balance, postOpeningBalance,
 // keeps up to the 8 stored decimals.) The balance is kept as a cache rather than computed on every read because
-// every customer read and list shows it; test/api/wallets.test.ts and wallet-orders.test.ts check cache == sum after
+// every customer read and list shows it; test/customers/wallets.test.ts and wallet-orders.test.ts check cache == sum after
 // every test.
 import Decimal from 'decimal.js';
 import * as wallets from '../../../db/queries/wallets';

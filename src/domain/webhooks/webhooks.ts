@@ -19,7 +19,7 @@ import type { ShopWrite } from '../../platform/unit-of-work';
 import { newWebhookSecret } from '../../platform/webhook-signature';
 import { eventView, webhookAttemptView, webhookEndpointView } from '../../views/webhook';
 
-/** The event names of the contract's WebhookEventType (test/unit/webhook-events.test.ts keeps them equal). */
+/** The event names of the contract's WebhookEventType (test/webhooks/webhook-platform.test.ts keeps them equal). */
 export const webhookEventTypes = [
   'order:created',
   'order:paid',

@@ -427,7 +427,7 @@ describe('b. the database refuses a row of shop B that points at a row of shop A
 /**
  * Tables left out of the snapshot, and columns left out of a table's rows (bookkeeping, not tenant data).
  * audit_entries: every refused write of the walk is recorded in its caller's own shop, as it must be (the audit
- * trail records refusals; test/api/audit.test.ts checks those entries): that is the one change the walk makes.
+ * trail records refusals; test/security/audit.test.ts checks those entries): that is the one change the walk makes.
  */
 const notSnapshotted = (table: string) =>
   table === 'idempotency_keys' || table === 'audit_entries' || table.startsWith('kysely_migration');

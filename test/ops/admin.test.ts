@@ -1,5 +1,5 @@
 // The operator actions behind the CLI (src/ops/admin.ts), called directly on a test database: what each one
-// accepts, refuses and writes. test/api/cli.test.ts checks the command line around them (arguments, --json, exit
+// accepts, refuses and writes. test/ops/cli.test.ts checks the command line around them (arguments, --json, exit
 // codes) in child processes.
 import { sql } from 'kysely';
 import { liveCredentialWithShopByHash } from '../../db/queries/credentials';

@@ -152,7 +152,7 @@ describe('one entry per write request', () => {
       ip: expect.stringMatching(/127\.0\.0\.1|::1/),
       user_agent: 'audit-test/1.0',
       request_id: id,
-      // An API request is no consent-page session and no owner's act (those are test/api/oauth-consent.test.ts's).
+      // An API request is no consent-page session and no owner's act (those are test/account/oauth-consent.test.ts's).
       owner_id: null,
       session_id: null,
     });

@@ -1,7 +1,7 @@
 // Reseller fixtures (src/ops/fixtures/resellers.ts): a shop seeded with tiers, a program and resellers in every
 // state, read back through HTTP; the cross-field rules of parseFixtures; and one real CLI process
 // (`reseller tier create`) to prove the command is wired (the moves themselves are tested through their functions in
-// test/api/resellers.test.ts).
+// test/resellers/resellers.test.ts).
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -234,7 +234,7 @@ test('gateway set and list, tax set, coupon create; the gateways show in capabil
     const caps = await http.get('/dev/v1/me/capabilities').set(bearer(key.json.key));
     expect(caps.body.data.enabledPaymentMethods).toEqual(['CRYPTO']);
   });
-}); // the refusals are covered by test/api/gateways.test.ts
+}); // the refusals are covered by test/payments/gateways.test.ts
 
 // The program itself, as child processes: each costs seconds (tsx, then the database opened and migrated), more on
 // a loaded machine, so these few get minutes. Each opens the database itself: on PostgreSQL this file's, embedded a

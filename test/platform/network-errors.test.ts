@@ -1,7 +1,7 @@
 // classifyNetworkError (src/platform/outbound-http.ts), the one mapping of Node's and undici's network errors to the
 // delivery log's codes, and attemptError (src/worker/webhook-delivery.ts), which turns an outbound outcome into a log
 // entry's `error`. The errors are built as Node builds them (code, syscall, address, port, OpenSSL's text); the real
-// sockets are in test/unit/outbound-http.test.ts and test/api/webhook-attempt-errors.test.ts.
+// sockets are in test/platform/outbound-http.test.ts and test/webhooks/webhook-attempt-errors.test.ts.
 import { classifyNetworkError, type CallTarget, type OutboundOutcome } from '../../src/platform/outbound-http';
 import { attemptError } from '../../src/worker/webhook-delivery';
 

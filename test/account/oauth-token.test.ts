@@ -152,7 +152,7 @@ describe('token endpoint errors write nothing', () => {
       400,
       'invalid_request',
     );
-    // A missing redirect_uri names a live code: refused too, and it burns that code (test/api/oauth-code-burn.test.ts).
+    // A missing redirect_uri names a live code: refused too, and it burns that code (test/account/oauth-code-burn.test.ts).
     expectOAuthError(
       await tokenRequest(t, app, { grant_type: 'authorization_code', code: await code() }),
       400,
@@ -230,7 +230,7 @@ describe('token endpoint errors write nothing', () => {
       'invalid_grant',
     );
     await refused(() => tokenRequest(t, app, { ...good(), code: 'not-even-a-code' }), 400, 'invalid_grant');
-    // These two name a live code, which they burn (test/api/oauth-code-burn.test.ts): each gets a code of its own.
+    // These two name a live code, which they burn (test/account/oauth-code-burn.test.ts): each gets a code of its own.
     expectOAuthError(
       await tokenRequest(t, app, { ...good(), code: await code(), redirect_uri: 'https://app.example.com/other' }),
       400,
@@ -313,7 +313,7 @@ describe('PKCE', () => {
   test('a public client: client_id only, the right verifier; wrong or missing verifier is invalid_grant', async () => {
     const pub = await newApp(t, { isPublic: true });
     const { verifier, challenge } = pkce();
-    // Each failure burns its code (test/api/oauth-code-burn.test.ts), so each gets a code of its own.
+    // Each failure burns its code (test/account/oauth-code-burn.test.ts), so each gets a code of its own.
     for (const wrong of [
       {} as Record<string, string>,
       { code_verifier: pkce().verifier },

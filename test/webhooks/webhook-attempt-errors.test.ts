@@ -1,6 +1,6 @@
 // Why a webhook attempt failed, in the delivery log (issue 24, point 5): `error: { code, message }` on every failed
 // attempt of GET /webhooks/logs, null while queued and when delivered. Each case runs the delivery worker as
-// test/api/webhooks.test.ts does, against a real socket on this machine: a stopped receiver, one that never answers,
+// test/webhooks/webhooks.test.ts does, against a real socket on this machine: a stopped receiver, one that never answers,
 // a private target while those are refused, a name that cannot resolve (the injected resolver answers `.invalid`
 // names as RFC 6761 says resolvers do, so no look-up leaves the machine), a self-signed HTTPS receiver, a 500 and a
 // success. No message holds the URL's query, the signature or the endpoint's secret. The contract's code enum, the

@@ -554,7 +554,7 @@ describe('POST /orders/{id}/complete', () => {
     });
     expect([created.body.data.affiliate_customer_id, created.body.data.affiliate_code]).toEqual([affiliate.id, 'AFF1']);
     expect((await complete(created.body.data.id)).status).toBe(200);
-    // One ACCRUAL entry of the commission ledger (test/api/affiliates.test.ts covers the rest).
+    // One ACCRUAL entry of the commission ledger (test/affiliates/affiliates.test.ts covers the rest).
     const entries = await t.db
       .selectFrom('affiliate_commissions')
       .select(['kind', 'amount', 'order_id'])

@@ -1,5 +1,5 @@
 // `cli bot create` with a token, as an operator runs it: from stdin (--token-stdin) or BOT_TOKEN, never from the
-// command line (in-process through test/helpers/cli.ts on this file's database; test/api/cli.test.ts pipes a token
+// command line (in-process through test/helpers/cli.ts on this file's database; test/ops/cli.test.ts pipes a token
 // to the real program). The token is stored sealed (it opens to the same token with the bot's context), never
 // printed, and a malformed one is refused without being echoed and writes nothing.
 import type { DatabaseHandle } from '../../db/database';

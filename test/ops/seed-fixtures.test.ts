@@ -1,6 +1,6 @@
 // What seedFixtures (src/ops/fixtures/fixtures.ts) writes for a fixture file: the defaults of every product, variant and
 // customer field the file leaves out, slugs made from titles, serials in claim order, referrals. And the cross-field
-// rules of parseFixtures that test/unit/fixtures.test.ts does not reach.
+// rules of parseFixtures that test/ops/fixtures.test.ts does not reach.
 import { sql } from 'kysely';
 import { customerById } from '../../db/queries/customers';
 import * as admin from '../../src/ops/admin';

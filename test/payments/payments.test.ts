@@ -16,7 +16,7 @@ let keyB: string;
 beforeAll(async () => {
   clock = new ManualClock('2026-11-22T10:00:00Z');
   t = await startTestApp({ clock, env: { CHECKOUT_BASE_URL: 'https://pay.example.com', ORDER_TTL_MINUTES: '30' } });
-  // pro: its plan has nativeCryptoCheckout, which rule 1 (crypto_gateway) needs (test/api/capabilities-gates.test.ts).
+  // pro: its plan has nativeCryptoCheckout, which rule 1 (crypto_gateway) needs (test/store/capabilities-gates.test.ts).
   ({ shopA, shopB, keyA, keyB } = await shopPair(t, {
     a: { name: 'A', currency: 'EUR', plan: 'pro', scopes: ['payments.write'] },
     b: { name: 'B' },

@@ -382,7 +382,7 @@ describe('failures', () => {
       expect(busy.status).toBe(409);
       expect(busy.headers['idempotency-status']).toBe('processing');
       clock += 61_000;
-      // The owner is alive and holds its lease: still 409 (a lapsed lease is test/api/idempotency-lease.test.ts).
+      // The owner is alive and holds its lease: still 409 (a lapsed lease is test/platform/idempotency-lease.test.ts).
       const still = await post(s, key);
       expect(still.status).toBe(409);
       expect(still.headers['idempotency-status']).toBe('processing');

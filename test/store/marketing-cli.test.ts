@@ -137,7 +137,7 @@ test('email-marketing set, bot create, bot user add and seed: listed and switche
   expect(seeded.json.messagingBots).toHaveLength(1);
 
   // Refusals: nothing written. (Only a few here: the domain's refusals are tested through its functions in
-  // test/api/messaging-bots.test.ts and email-marketing.test.ts.)
+  // test/store/messaging-bots.test.ts and email-marketing.test.ts.)
   const before = await marketingRows();
   const refusals: [string[], number, string | RegExp][] = [
     [['email-marketing', 'set', '--shop', shop], 2, '--provider is required'],

@@ -2,7 +2,7 @@
 // first with ties broken by id, walked page by page without a skip or a repeat; a tampered, foreign or mismatched
 // cursor is 422; the list holds only the caller's shop's settings; it needs email_marketing.read. The settings come
 // from fixtures (validated: a bad file writes nothing) and from the operator's function behind `cli email-marketing
-// set` (tested end to end in test/api/marketing-cli.test.ts).
+// set` (tested end to end in test/store/marketing-cli.test.ts).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FixtureError, parseFixtures } from '../../src/ops/fixtures/fixtures';
