@@ -24,7 +24,7 @@ import { CursorCodec } from './platform/cursor';
 import { Idempotency } from './platform/idempotency';
 import { UnitOfWork, type EffectSink } from './platform/unit-of-work';
 import { ReadOnlyPlugin } from '../db/read-only';
-import { systemClock, type Clock } from './platform/clock';
+import type { Clock } from './platform/clock';
 import { defaultEffectSinks } from './domain/effects';
 import { loadSecretBox } from './platform/secret-box';
 import { oauthMetadataPathInsertion, oauthServerMetadata } from './domain/account/oauth-metadata';
@@ -49,8 +49,8 @@ export interface AppOptions {
   effectSinks?: EffectSink[];
   /** Waits between write retries (tests pass one that does not sleep). */
   sleep?: (ms: number) => Promise<void>;
-  /** What time-dependent rules read (tests pass a ManualClock). */
-  clock?: Clock;
+  /** What time-dependent rules read: the entry point's choice (the system clock; tests pass a ManualClock). */
+  clock: Clock;
 }
 
 /** Where a write's side effects go by default: the events outbox, the mail queue and the audit trail. */
@@ -60,7 +60,7 @@ export async function createApp(options: AppOptions): Promise<express.Express> {
   const { db, config, logger } = options;
   const cursors = new CursorCodec(await serverSecret(db, 'cursor'), options.now);
   const limiter = createRateLimiter(config, logger, options.redis, options.rateLimitPrefix);
-  const clock = options.clock ?? systemClock;
+  const { clock } = options;
   const secrets = await loadSecretBox(db, config.webhookSecretsKey);
   const unitOfWork = new UnitOfWork(db, {
     clock,

@@ -14,6 +14,7 @@ import { createHttpServer } from './http/client-error';
 import { collectValidators } from './http/validators';
 import { createLogger } from './logger';
 import { scheduleIdempotencyPurge } from './platform/idempotency';
+import { systemClock } from './platform/clock';
 import { createWorker } from './worker';
 
 /**
@@ -43,7 +44,10 @@ async function main(): Promise<void> {
   let demo: Awaited<ReturnType<typeof import('./ops/admin').createDemo>> | undefined;
   if (config.seedDemo && (await shopCount(database.db)) === 0) {
     const { createDemo } = require('./ops/admin') as typeof import('./ops/admin');
-    demo = await createDemo(database.db, { checkoutBaseUrl: config.checkoutBaseUrl });
+    demo = await createDemo(
+      { db: database.db, config, clock: systemClock },
+      { checkoutBaseUrl: config.checkoutBaseUrl },
+    );
   }
 
   const redis = config.redisUrl
@@ -51,7 +55,7 @@ async function main(): Promise<void> {
     : undefined;
   // Request validators compile on first use; the rest compile in the background once the server listens.
   const validators = collectValidators();
-  const app = await createApp({ db: database.db, config, logger, redis });
+  const app = await createApp({ db: database.db, config, logger, redis, clock: systemClock });
   const server: Server = createHttpServer(app, config, logger);
   const sockets = new Set<Socket>();
   server.on('connection', (s) => {
@@ -67,7 +71,7 @@ async function main(): Promise<void> {
     .compileInBackground()
     .catch((err: unknown) => logger.error('a request validator does not compile', { error: (err as Error).message }));
   // Webhook deliveries and mail, in this process unless WEBHOOK_WORKER=off (then `npm run worker` does them).
-  const worker = config.webhookWorker ? await createWorker(database.db, config, logger) : undefined;
+  const worker = config.webhookWorker ? await createWorker(database.db, config, logger, systemClock) : undefined;
   worker?.start();
   // Expired idempotency keys (past their 24 h replay window) are deleted every 10 minutes.
   const stopIdempotencyPurge = scheduleIdempotencyPurge(database.db, logger);

@@ -1,4 +1,5 @@
 // Operator actions behind the CLI (and the first-run demo): shops, API keys, fixtures, gateways, tax, coupons.
+import type { Operator } from './operator';
 import Decimal from 'decimal.js';
 import type { Kysely, Transaction } from 'kysely';
 import type { Database, GatewayKind, GatewayRow, Shop } from '../../db/tables';
@@ -9,9 +10,8 @@ import * as credentials from '../../db/queries/credentials';
 import * as shops from '../../db/queries/shops';
 import { generateCredential } from '../auth/credentials';
 import { fullAccessScope, knownScopes, scopePattern } from '../auth/scopes';
-import { loadConfig, plans, type Config, type Plan } from '../config';
+import { plans, type Config, type Plan } from '../config';
 import { ValidationError } from '../errors';
-import { systemClock } from '../platform/clock';
 import { parseAmount } from '../platform/money';
 import { loadSecretBox } from '../platform/secret-box';
 import { createWebhook, webhookEventTypes, type WebhookDeps } from '../domain/webhooks/webhooks';
@@ -23,7 +23,7 @@ import { createOrder } from '../domain/orders/create-order';
 import { addBlacklistEntries, blacklistEntryTypes, normaliseEntry } from '../domain/customers/blacklist';
 import { blacklistEntryView } from '../views/blacklist-entry';
 import type { BlacklistEntryType } from '../../db/tables';
-import { Effects, shopWrite, UnitOfWork, writeWithin, type ShopWrite } from '../platform/unit-of-work';
+import { UnitOfWork, writeWithin, type ShopWrite } from '../platform/unit-of-work';
 import { defaultEffectSinks } from '../domain/effects';
 import { completeInvoice } from '../domain/orders/completion';
 import { shopDynamicSecret } from '../domain/orders/dynamic-delivery';
@@ -101,12 +101,13 @@ export async function listApiKeys(db: Kysely<Database>, shopId: string) {
   }));
 }
 
-export async function seedShop(db: Kysely<Database>, shopId: string, fixtures: unknown) {
-  const parsed = parseFixtures(fixtures);
+export async function seedShop(op: Operator, shopId: string, fixtures: unknown) {
+  const { db } = op;
+  const parsed = parseFixtures(fixtures, op.clock.now());
   const shop = await shops.shopById(db, shopId);
   if (!shop) throw new AdminError(`No shop with id ${shopId}`);
-  const deps = parsed.webhooks?.length ? await webhookDeps(db, loadConfig()) : undefined;
-  return db.transaction().execute((trx) => seedFixtures(trx, shop, parsed, deps));
+  const deps = parsed.webhooks?.length ? await webhookDeps(db, op.config) : undefined;
+  return db.transaction().execute((trx) => seedFixtures(trx, shop, parsed, op.clock, deps));
 }
 
 async function webhookDeps(db: Kysely<Database>, config: Config): Promise<WebhookDeps> {
@@ -118,21 +119,19 @@ async function webhookDeps(db: Kysely<Database>, config: Config): Promise<Webhoo
 
 /** `webhook create`: an endpoint of the shop, with its signing secret (returned once). */
 export async function createWebhookEndpoint(
-  db: Kysely<Database>,
-  config: Config,
+  op: Operator,
   input: { shopId: string; url: string; events: string[]; description?: string },
 ) {
+  const { db } = op;
   const shop = await shops.shopById(db, input.shopId);
   if (!shop) throw new AdminError(`No shop with id ${input.shopId}`);
   const unknown = input.events.filter((e) => e !== '*' && !(webhookEventTypes as readonly string[]).includes(e));
   if (input.events.length === 0 || unknown.length > 0) {
     throw new AdminError(`--events must name events from: * ${webhookEventTypes.join(' ')}`);
   }
-  const deps = await webhookDeps(db, config);
+  const deps = await webhookDeps(db, op.config);
   try {
-    return await db
-      .transaction()
-      .execute((trx) => createWebhook(shopWrite(trx, shop.id, new Effects(), systemClock), input, deps));
+    return await operatorWrite(op, shop.id, 'cli:webhook create', (w) => createWebhook(w, input, deps));
   } catch (err) {
     if (err instanceof ValidationError) {
       throw new AdminError(`--url ${(err.details ?? []).map((d) => d.message).join('; ')}`);
@@ -170,16 +169,17 @@ export const demoFixtures: Fixtures = {
  * A demo shop with sample products, a full-access key and one pending order of the Game Key, so a newcomer can open
  * its checkout link and pay it with the SANDBOX gateway (the order waits a week instead of ORDER_TTL_MINUTES).
  */
-export async function createDemo(db: Kysely<Database>, options: { checkoutBaseUrl?: string } = {}) {
+export async function createDemo(op: Operator, options: { checkoutBaseUrl?: string } = {}) {
+  const { db } = op;
   return db.transaction().execute(async (trx) => {
     const shop = await createShop(trx, { name: 'Demo Shop', plan: 'business', currency: 'USD' });
-    const seeded = await seedFixtures(trx, shop, demoFixtures);
+    const seeded = await seedFixtures(trx, shop, demoFixtures, op.clock);
     const key = await createApiKey(trx, { shopId: shop.id, scopes: ['*'], name: 'demo' });
     const gameKey = seeded.products[demoFixtures.products!.findIndex((p) => p.title === 'Game Key')]!;
     // The order is a write of the demo shop like any other: its events (order:created, customer:created) and audit
     // line are written through the default sinks in this transaction, as the command line's writes are.
     const origin = { shopId: shop.id, credentialId: undefined, operationId: 'cli:demo', requestId: newId('req') };
-    const order = await writeWithin(trx, origin, systemClock, defaultEffectSinks(systemClock), (w) =>
+    const order = await writeWithin(trx, origin, op.clock, defaultEffectSinks(op.clock), (w) =>
       createOrder(
         w,
         { email: 'buyer@example.com', title: 'Demo order', items: [{ product_id: gameKey, quantity: 1 }] },
@@ -326,9 +326,10 @@ export async function createCoupon(
 
 /** `blacklist add`: an entry of the shop's blacklist (see src/domain/customers/blacklist.ts); an existing one is kept. */
 export async function addBlacklistEntry(
-  db: Kysely<Database>,
+  op: Operator,
   input: { shopId: string; type?: string; value?: string; note?: string },
 ) {
+  const { db } = op;
   const shop = await shopOrFail(db, input.shopId);
   const type = (input.type ?? '').toUpperCase();
   if (!blacklistEntryTypes.includes(type as BlacklistEntryType))
@@ -337,7 +338,7 @@ export async function addBlacklistEntry(
   if (typeof normalised === 'string') throw new AdminError(`--value ${normalised}`);
   if (input.note !== undefined && input.note.length > 1000)
     throw new AdminError('--note must be at most 1000 characters');
-  const [row] = await operatorWrite(db, shop.id, 'cli:blacklist add', (w) =>
+  const [row] = await operatorWrite(op, shop.id, 'cli:blacklist add', (w) =>
     addBlacklistEntries(w, [{ type, value: normalised.value, note: input.note ?? null }]),
   );
   if (!row) throw new AdminError(`The shop already has the ${type} entry ${normalised.value}`);
@@ -346,16 +347,16 @@ export async function addBlacklistEntry(
 
 /** A write of the command line: one unit of work with every side effect (events, webhooks, mail, audit). */
 export function operatorWrite<T>(
-  db: Kysely<Database>,
+  op: Operator,
   shopId: string,
   operationId: string,
   work: (w: ShopWrite) => Promise<T>,
 ): Promise<T> {
-  const config = loadConfig();
-  return new UnitOfWork(db, {
-    clock: systemClock,
+  const config = op.config;
+  return new UnitOfWork(op.db, {
+    clock: op.clock,
     statementTimeoutMs: config.statementTimeoutMs,
-    sinks: defaultEffectSinks(systemClock),
+    sinks: defaultEffectSinks(op.clock),
   }).write({ shopId, credentialId: undefined, operationId, requestId: newId('req') }, work);
 }
 
@@ -370,30 +371,32 @@ export function parseOrderItems(text: string): { product_id: string; variant_id?
 
 /** `order create`: the same rules and effects as POST /orders (for demos and support). */
 export async function placeOrder(
-  db: Kysely<Database>,
+  op: Operator,
   input: { shopId: string; email: string; items: string; coupon?: string; title?: string },
 ) {
+  const { db } = op;
   await shopOrFail(db, input.shopId);
-  const config = loadConfig();
+  const config = op.config;
   const body = {
     email: input.email,
     items: parseOrderItems(input.items),
     ...(input.coupon ? { coupon_code: input.coupon } : {}),
     ...(input.title ? { title: input.title } : {}),
   };
-  return operatorWrite(db, input.shopId, 'cli:order create', (w) =>
+  return operatorWrite(op, input.shopId, 'cli:order create', (w) =>
     createOrder(w, body, { checkoutBaseUrl: config.checkoutBaseUrl, orderTtlMinutes: config.orderTtlMinutes }),
   );
 }
 
 /** `order complete`: runs the completion pipeline, as POST /orders/{id}/complete does. */
 export async function completeOrderAsOperator(
-  db: Kysely<Database>,
+  op: Operator,
   input: { shopId: string; orderId: string; suppressEmails?: boolean },
 ) {
+  const { db } = op;
   await shopOrFail(db, input.shopId);
-  const config = loadConfig();
-  return operatorWrite(db, input.shopId, 'cli:order complete', (w) =>
+  const config = op.config;
+  return operatorWrite(op, input.shopId, 'cli:order complete', (w) =>
     completeInvoice(
       w,
       input.orderId,
@@ -408,12 +411,14 @@ export async function completeOrderAsOperator(
 }
 
 /** `npm run cli -- dynamic-secret --shop SHOP_ID`: the shop's secret, created if it has none yet. */
-export async function revealDynamicSecret(
-  db: Kysely<Database>,
-  configuredKey: Buffer | undefined,
-  shopId: string,
-): Promise<{ shop_id: string; secret: string }> {
+export async function revealDynamicSecret(op: Operator, shopId: string): Promise<{ shop_id: string; secret: string }> {
+  const { db } = op;
   if (!(await shops.shopById(db, shopId))) throw new AdminError(`No shop with id ${shopId}`);
-  const secret = await shopDynamicSecret(db, await loadSecretBox(db, configuredKey), shopId, systemClock.now());
+  const secret = await shopDynamicSecret(
+    db,
+    await loadSecretBox(db, op.config.webhookSecretsKey),
+    shopId,
+    op.clock.now(),
+  );
   return { shop_id: shopId, secret };
 }

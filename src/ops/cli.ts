@@ -10,6 +10,7 @@ import { allEmails, emailsOfShop } from '../../db/queries/outbound-emails';
 import { loadConfig, ConfigError, type Config } from '../config';
 import { ApiError } from '../errors';
 import { systemClock } from '../platform/clock';
+import type { Operator } from './operator';
 import * as admin from './admin';
 
 import { FixtureError } from './fixtures/fixtures';
@@ -290,6 +291,8 @@ async function run(
 
   const { handle, release } = await database();
   const { db } = handle;
+  // Every command gets the operator its entry point built: this process's configuration and the wall clock.
+  const op: Operator = { db, config: ctx.config, clock: systemClock };
   try {
     await migrateToLatest(db);
     switch (command) {
@@ -335,7 +338,7 @@ async function run(
         };
       }
       case 'seed': {
-        const created = await admin.seedShop(db, required(values, 'shop'), fixtures);
+        const created = await admin.seedShop(op, required(values, 'shop'), fixtures);
         return {
           json: created,
           text: `Created ${created.products.length} products, ${created.variants.length} variants, ${created.serials} serials, ${created.customers.length} customers`,
@@ -367,7 +370,7 @@ async function run(
         };
       }
       case 'webhook create': {
-        const endpoint = await admin.createWebhookEndpoint(db, ctx.config, {
+        const endpoint = await admin.createWebhookEndpoint(op, {
           shopId: required(values, 'shop'),
           url: required(values, 'url'),
           events: (values.events ?? '*')
@@ -382,7 +385,7 @@ async function run(
         };
       }
       case 'dynamic-secret': {
-        const r = await admin.revealDynamicSecret(db, ctx.config.webhookSecretsKey, required(values, 'shop'));
+        const r = await admin.revealDynamicSecret(op, required(values, 'shop'));
         return { json: r, text: `Dynamic-delivery signing secret of ${r.shop_id}: ${r.secret}` };
       }
       case 'gateway set': {
@@ -435,7 +438,7 @@ async function run(
         return { json: coupon, text: `Created coupon ${coupon.code} (${coupon.id})` };
       }
       case 'blacklist add': {
-        const entry = await admin.addBlacklistEntry(db, {
+        const entry = await admin.addBlacklistEntry(op, {
           shopId: required(values, 'shop'),
           type: required(values, 'type'),
           value: required(values, 'value'),
@@ -444,7 +447,7 @@ async function run(
         return { json: entry, text: `Blacklisted ${entry.type} ${entry.value} (${entry.id})` };
       }
       case 'order create': {
-        const order = await admin.placeOrder(db, {
+        const order = await admin.placeOrder(op, {
           shopId: required(values, 'shop'),
           email: required(values, 'email'),
           items: required(values, 'items'),
@@ -457,7 +460,7 @@ async function run(
         };
       }
       case 'order complete': {
-        const order = await admin.completeOrderAsOperator(db, {
+        const order = await admin.completeOrderAsOperator(op, {
           shopId: required(values, 'shop'),
           orderId: required(values, 'id'),
           suppressEmails: values.quiet === true,
@@ -475,7 +478,7 @@ async function run(
             commissionPercent: values.commission,
             note: values.note,
           },
-          systemClock,
+          op.clock,
         );
         return {
           json: application,
@@ -483,7 +486,7 @@ async function run(
         };
       }
       case 'dispute open': {
-        const dispute = await support.openSandboxDispute(db, {
+        const dispute = await support.openSandboxDispute(op, {
           shopId: required(values, 'shop'),
           orderId: required(values, 'order'),
           reason: values.reason,
@@ -494,7 +497,7 @@ async function run(
         };
       }
       case 'dispute close': {
-        const dispute = await support.closeSandboxDispute(db, {
+        const dispute = await support.closeSandboxDispute(op, {
           shopId: required(values, 'shop'),
           disputeId: required(values, 'id'),
           outcome: required(values, 'outcome'),
@@ -502,7 +505,7 @@ async function run(
         return { json: dispute, text: `Dispute ${dispute.id} ${dispute.status} (order ${dispute.order_id})` };
       }
       case 'review create': {
-        const review = await support.createStorefrontReview(db, {
+        const review = await support.createStorefrontReview(op, {
           shopId: required(values, 'shop'),
           orderId: required(values, 'order'),
           rating: required(values, 'rating'),
@@ -512,7 +515,7 @@ async function run(
         return { json: review, text: `Review ${review.id} (${review.rating}/5) of order ${review.order_id}` };
       }
       case 'report create': {
-        const report = await analyticsAdmin.createReportAsOperator(db, {
+        const report = await analyticsAdmin.createReportAsOperator(op, {
           shopId: required(values, 'shop'),
           name: required(values, 'name'),
           type: required(values, 'type'),
@@ -521,7 +524,7 @@ async function run(
         return { json: report, text: `Report ${report.id} ${report.name} (${report.type}, ${report.format})` };
       }
       case 'reseller tier create': {
-        const tier = await resellerAdmin.createTierAsOperator(db, {
+        const tier = await resellerAdmin.createTierAsOperator(op, {
           shopId: required(values, 'shop'),
           name: required(values, 'name'),
           discount: required(values, 'discount'),
@@ -538,7 +541,7 @@ async function run(
         };
       }
       case 'owner create': {
-        const owner = await createOwner(db, {
+        const owner = await createOwner(op, {
           shopId: required(values, 'shop'),
           email: required(values, 'email'),
           password: ownerPassword,
@@ -550,14 +553,14 @@ async function run(
       case 'reseller reject': {
         const move = command.split(' ')[1] as resellerAdmin.ResellerMove;
         const reseller = await resellerAdmin.moveResellerAsOperator(
-          db,
+          op,
           { shopId: required(values, 'shop'), email: required(values, 'email') },
           move,
         );
         return { json: reseller, text: `Reseller ${reseller.id} ${reseller.email} ${reseller.status}` };
       }
       case 'reseller apply': {
-        const reseller = await resellerAdmin.applyResellerAsOperator(db, {
+        const reseller = await resellerAdmin.applyResellerAsOperator(op, {
           shopId: required(values, 'shop'),
           email: required(values, 'email'),
           note: values.note,
@@ -565,7 +568,7 @@ async function run(
         return { json: reseller, text: `Reseller ${reseller.id} ${reseller.email} ${reseller.status}` };
       }
       case 'ticket create': {
-        const ticket = await support.createStorefrontTicket(db, {
+        const ticket = await support.createStorefrontTicket(op, {
           shopId: required(values, 'shop'),
           email: required(values, 'email'),
           subject: required(values, 'subject'),
@@ -576,7 +579,7 @@ async function run(
         return { json: ticket, text: `Ticket ${ticket.id} ${ticket.status} from ${ticket.customer_email}` };
       }
       case 'email-marketing set': {
-        const setting = await marketingAdmin.setEmailMarketingAsOperator(db, {
+        const setting = await marketingAdmin.setEmailMarketingAsOperator(op, {
           shopId: required(values, 'shop'),
           provider: required(values, 'provider'),
           list: values.list,
@@ -591,7 +594,7 @@ async function run(
         };
       }
       case 'bot create': {
-        const bot = await marketingAdmin.createBotAsOperator(db, {
+        const bot = await marketingAdmin.createBotAsOperator(op, {
           shopId: required(values, 'shop'),
           username: required(values, 'username'),
           name: values.name,
@@ -603,7 +606,7 @@ async function run(
         };
       }
       case 'bot user add': {
-        const user = await marketingAdmin.addBotUserAsOperator(db, {
+        const user = await marketingAdmin.addBotUserAsOperator(op, {
           shopId: required(values, 'shop'),
           botId: required(values, 'bot'),
           telegramId: required(values, 'telegram-id'),
@@ -642,7 +645,7 @@ async function run(
         };
       }
       case 'app revoke': {
-        const app = await oauthAdmin.revokeApp(db, required(values, 'id'));
+        const app = await oauthAdmin.revokeApp(op, required(values, 'id'));
         return { json: app, text: `App ${app.client_id} revoked (${app.grants_revoked} grants revoked)` };
       }
       case 'app grants': {
@@ -656,7 +659,7 @@ async function run(
         };
       }
       case 'app uninstall': {
-        const out = await oauthAdmin.uninstallApp(db, {
+        const out = await oauthAdmin.uninstallApp(op, {
           shopId: required(values, 'shop'),
           clientId: required(values, 'id'),
         });
@@ -666,7 +669,7 @@ async function run(
         };
       }
       default: {
-        const demo = await admin.createDemo(db, { checkoutBaseUrl: ctx.config.checkoutBaseUrl });
+        const demo = await admin.createDemo(op, { checkoutBaseUrl: ctx.config.checkoutBaseUrl });
         return {
           json: demo,
           text: `Demo shop ${demo.shop_id}\nFull-access key (shown only now): ${demo.key}\nPending order to pay: ${demo.checkout_url}`,

@@ -1,11 +1,11 @@
 // The command line's part of email marketing and messaging bots (src/ops/cli.ts): `email-marketing set`, `bot create`,
 // `bot user add`. Each is one unit of work through the same functions as fixtures; a refusal writes nothing.
+import type { Operator } from './operator';
 import { readFileSync } from 'node:fs';
 import type { Kysely } from 'kysely';
 import { shopById } from '../../db/queries/shops';
 import type { Database, MessagingNotificationSwitch } from '../../db/tables';
 import { ValidationError } from '../errors';
-import { loadConfig } from '../config';
 import { loadSecretBox } from '../platform/secret-box';
 import { emailMarketingSettingView } from '../views/email-marketing-setting';
 import { AdminError, operatorWrite } from './admin';
@@ -42,7 +42,7 @@ async function asOptions<T>(work: () => Promise<T>): Promise<T> {
 
 /** `email-marketing set`: the shop's setting of a provider becomes exactly what the options say. */
 export async function setEmailMarketingAsOperator(
-  db: Kysely<Database>,
+  op: Operator,
   input: {
     shopId: string;
     provider: string;
@@ -54,10 +54,11 @@ export async function setEmailMarketingAsOperator(
     apiKey?: string;
   },
 ) {
+  const { db } = op;
   await requireShop(db, input.shopId);
-  const box = input.apiKey === undefined ? undefined : await loadSecretBox(db, loadConfig().webhookSecretsKey);
+  const box = input.apiKey === undefined ? undefined : await loadSecretBox(db, op.config.webhookSecretsKey);
   const row = await asOptions(() =>
-    operatorWrite(db, input.shopId, 'cli:email-marketing set', async (w) => {
+    operatorWrite(op, input.shopId, 'cli:email-marketing set', async (w) => {
       const setting = await setEmailMarketing(w, {
         provider: input.provider.toUpperCase(),
         enabled: input.disabled !== true,
@@ -95,13 +96,14 @@ export function emailMarketingApiKeyFrom(
  * The token is never returned, logged or audited; without one the bot's users get no notifications.
  */
 export async function createBotAsOperator(
-  db: Kysely<Database>,
+  op: Operator,
   input: { shopId: string; username: string; name?: string; token?: string },
 ) {
+  const { db } = op;
   await requireShop(db, input.shopId);
-  const secrets = input.token === undefined ? undefined : await loadSecretBox(db, loadConfig().webhookSecretsKey);
+  const secrets = input.token === undefined ? undefined : await loadSecretBox(db, op.config.webhookSecretsKey);
   const bot = await asOptions(() =>
-    operatorWrite(db, input.shopId, 'cli:bot create', async (w) => {
+    operatorWrite(op, input.shopId, 'cli:bot create', async (w) => {
       const created = await createBot(w, { username: input.username, name: input.name ?? null });
       if (input.token !== undefined) await setBotToken(w, created.id, input.token, secrets!);
       return created;
@@ -133,13 +135,14 @@ export function parseSwitchesOff(text: string | undefined): Partial<Record<Messa
 
 /** `bot user add`: a Telegram user of a bot of the shop, every switch on but those of --off. */
 export async function addBotUserAsOperator(
-  db: Kysely<Database>,
+  op: Operator,
   input: { shopId: string; botId: string; telegramId: string; username?: string; off?: string },
 ) {
+  const { db } = op;
   await requireShop(db, input.shopId);
   const notifications = parseSwitchesOff(input.off);
   const [user] = await asOptions(() =>
-    operatorWrite(db, input.shopId, 'cli:bot user add', (w) =>
+    operatorWrite(op, input.shopId, 'cli:bot user add', (w) =>
       addBotUsers(w, input.botId, [
         { telegram_user_id: input.telegramId, username: input.username ?? null, notifications },
       ]),

@@ -2,6 +2,7 @@
 // grant of it in every shop) and revoking an app's grants in one shop (uninstalling it). Apps are global rows: a
 // third-party app is installed by any shop, unless `--shop` makes it private to one. A confidential app's secret
 // `mcs_…` is printed once and stored as its SHA-256 (256 random bits: a password hash would add nothing).
+import type { Operator } from './operator';
 import type { Kysely } from 'kysely';
 import type { Database, OAuthClientRow } from '../../db/tables';
 import {
@@ -16,7 +17,6 @@ import {
 import { shopById } from '../../db/queries/shops';
 import { generateOAuthSecret } from '../auth/oauth-grants';
 import { newId } from '../ids';
-import { systemClock } from '../platform/clock';
 import { AdminError, operatorWrite, parseScopes } from './admin';
 
 function clientView(row: OAuthClientRow) {
@@ -98,8 +98,9 @@ export async function listApps(db: Kysely<Database>) {
 }
 
 /** `app revoke`: the app stops working everywhere: its client authentication and every grant in every shop. */
-export async function revokeApp(db: Kysely<Database>, clientId: string) {
-  const now = systemClock.now();
+export async function revokeApp(op: Operator, clientId: string) {
+  const { db } = op;
+  const now = op.clock.now();
   const revoked = await db.transaction().execute(async (trx) => revokeClientRow(trx, clientId, now));
   if (!revoked) throw new AdminError(`No live app with client id ${clientId}`);
   // Listed once the revocation has committed: from then on the client cannot authenticate, so no grant can be
@@ -107,7 +108,7 @@ export async function revokeApp(db: Kysely<Database>, clientId: string) {
   const grants = await liveGrantsOfClient(db, clientId, undefined);
   // Each shop's grants in that shop's own unit of work, so each shop's audit trail records it.
   for (const g of grants) {
-    await operatorWrite(db, g.shop_id, 'cli:app revoke', ({ trx }) =>
+    await operatorWrite(op, g.shop_id, 'cli:app revoke', ({ trx }) =>
       revokeGrantFamily(trx, g.shop_id, g.id, 'app_revoked', now),
     );
   }
@@ -115,11 +116,12 @@ export async function revokeApp(db: Kysely<Database>, clientId: string) {
 }
 
 /** `app uninstall`: revokes every grant of the app in one shop (its tokens stop working on the next request). */
-export async function uninstallApp(db: Kysely<Database>, input: { shopId: string; clientId: string }) {
+export async function uninstallApp(op: Operator, input: { shopId: string; clientId: string }) {
+  const { db } = op;
   if (!(await shopById(db, input.shopId))) throw new AdminError(`No shop with id ${input.shopId}`);
   if (!(await clientById(db, input.clientId))) throw new AdminError(`No app with client id ${input.clientId}`);
-  const now = systemClock.now();
-  const count = await operatorWrite(db, input.shopId, 'cli:app uninstall', async ({ trx }) => {
+  const now = op.clock.now();
+  const count = await operatorWrite(op, input.shopId, 'cli:app uninstall', async ({ trx }) => {
     const grants = await liveGrantsOfClient(trx, input.clientId, input.shopId);
     for (const g of grants) await revokeGrantFamily(trx, input.shopId, g.id, 'revoked_by_operator', now);
     return grants.length;

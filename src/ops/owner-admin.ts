@@ -1,9 +1,8 @@
 // `owner create`: a shop owner account, who signs in on the hosted OAuth consent page to approve apps for the shop.
 // The password is hashed (argon2id, src/auth/passwords.ts) before anything is written; it is never printed or logged.
-import type { Kysely } from 'kysely';
+import type { Operator } from './operator';
 import { insertOwnerAccount, ownerAccountByEmail } from '../../db/queries/owner-sessions';
 import { shopById } from '../../db/queries/shops';
-import type { Database } from '../../db/tables';
 import { hashPassword, passwordMaxLength, passwordMinLength } from '../auth/passwords';
 import { newId } from '../ids';
 import { AdminError, operatorWrite } from './admin';
@@ -12,9 +11,10 @@ import { AdminError, operatorWrite } from './admin';
 const emailShape = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 export async function createOwner(
-  db: Kysely<Database>,
+  op: Operator,
   input: { shopId: string; email: string; password: string },
 ): Promise<{ id: string; shop_id: string; email: string }> {
+  const { db } = op;
   const email = input.email.trim().toLowerCase();
   if (email.length > 254 || !emailShape.test(email)) throw new AdminError('--email must be an email address');
   if (input.password.length < passwordMinLength || input.password.length > passwordMaxLength) {
@@ -25,7 +25,7 @@ export async function createOwner(
   const passwordHash = await hashPassword(input.password);
   const id = newId('own');
   try {
-    await operatorWrite(db, input.shopId, 'cli:owner create', ({ trx }) =>
+    await operatorWrite(op, input.shopId, 'cli:owner create', ({ trx }) =>
       insertOwnerAccount(trx, input.shopId, { id, email, password_hash: passwordHash }),
     );
   } catch (err) {

@@ -3,6 +3,7 @@
 // specification leaves open: an invited reseller accepts (INVITED -> ACTIVE), a customer applies (-> APPLIED, or
 // ACTIVE in OPEN mode), the merchant approves (APPLIED -> ACTIVE) or rejects (APPLIED | INVITED -> REJECTED). Each
 // is one unit of work with its effects; a refusal writes nothing. Resellers are addressed by email.
+import type { Operator } from './operator';
 import type { Kysely } from 'kysely';
 import { shopById } from '../../db/queries/shops';
 import type { Database } from '../../db/tables';
@@ -39,11 +40,12 @@ function wholeNumber(text: string | undefined, option: string): number | undefin
 }
 
 /** `reseller tier create`: a tier (optionally the program's default). */
-export async function createTierAsOperator(db: Kysely<Database>, input: TierCommand) {
+export async function createTierAsOperator(op: Operator, input: TierCommand) {
+  const { db } = op;
   await requireShop(db, input.shopId);
   const orders = wholeNumber(input.orders, 'orders');
   const sortOrder = wholeNumber(input.sortOrder, 'sort-order');
-  const tier = await operatorWrite(db, input.shopId, 'cli:reseller tier create', async (w) => {
+  const tier = await operatorWrite(op, input.shopId, 'cli:reseller tier create', async (w) => {
     const row = await createTier(w, {
       name: input.name,
       discountPercent: input.discount,
@@ -69,13 +71,14 @@ const moveAction: Record<ResellerMove, string> = {
 
 /** `reseller accept | approve | reject`: one move of the shop's reseller with this email. */
 export async function moveResellerAsOperator(
-  db: Kysely<Database>,
+  op: Operator,
   input: { shopId: string; email: string },
   move: ResellerMove,
 ) {
+  const { db } = op;
   await requireShop(db, input.shopId);
   const fn = { accept: acceptInvitation, approve: approveApplication, reject: rejectReseller }[move];
-  return operatorWrite(db, input.shopId, `cli:reseller ${move}`, async (w) => {
+  return operatorWrite(op, input.shopId, `cli:reseller ${move}`, async (w) => {
     const id = await resellerIdByEmail(w.trx, w.shopId, input.email);
     const view = await fn(w, id);
     w.effects.audit({ action: moveAction[move], resourceType: 'reseller', resourceId: id });
@@ -84,12 +87,10 @@ export async function moveResellerAsOperator(
 }
 
 /** `reseller apply`: a customer email applies to the program (APPLICATION mode) or enrols (OPEN mode). */
-export async function applyResellerAsOperator(
-  db: Kysely<Database>,
-  input: { shopId: string; email: string; note?: string },
-) {
+export async function applyResellerAsOperator(op: Operator, input: { shopId: string; email: string; note?: string }) {
+  const { db } = op;
   await requireShop(db, input.shopId);
-  return operatorWrite(db, input.shopId, 'cli:reseller apply', async (w) => {
+  return operatorWrite(op, input.shopId, 'cli:reseller apply', async (w) => {
     const view = await applyAsReseller(w, input);
     w.effects.audit({ action: 'reseller.applied', resourceType: 'reseller', resourceId: view.id });
     return view;

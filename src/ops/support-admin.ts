@@ -1,6 +1,7 @@
 // The command line's part of disputes, reviews and tickets (src/ops/cli.ts): the SANDBOX gateway opening and deciding a
 // dispute, and the storefront (outside this API) leaving a review or opening a ticket. Each is one unit of work with
 // its events, exactly as the checkout page and fixtures write them; a refusal writes nothing.
+import type { Operator } from './operator';
 import type { Kysely } from 'kysely';
 import { shopById } from '../../db/queries/shops';
 import type { Database } from '../../db/tables';
@@ -32,26 +33,22 @@ async function asOptions<T>(work: () => Promise<T>): Promise<T> {
 }
 
 /** `dispute open`: the SANDBOX gateway disputes an order it was paid for. */
-export async function openSandboxDispute(
-  db: Kysely<Database>,
-  input: { shopId: string; orderId: string; reason?: string },
-) {
+export async function openSandboxDispute(op: Operator, input: { shopId: string; orderId: string; reason?: string }) {
+  const { db } = op;
   await requireShop(db, input.shopId);
   return asOptions(() =>
-    operatorWrite(db, input.shopId, 'cli:dispute open', (w) =>
+    operatorWrite(op, input.shopId, 'cli:dispute open', (w) =>
       openDispute(w, input.orderId, { gateway: sandboxGatewayCode, reason: input.reason?.toUpperCase() }),
     ),
   );
 }
 
 /** `dispute close`: the SANDBOX gateway decides a dispute it opened (WON, LOST or CLOSED). */
-export async function closeSandboxDispute(
-  db: Kysely<Database>,
-  input: { shopId: string; disputeId: string; outcome: string },
-) {
+export async function closeSandboxDispute(op: Operator, input: { shopId: string; disputeId: string; outcome: string }) {
+  const { db } = op;
   await requireShop(db, input.shopId);
   return asOptions(() =>
-    operatorWrite(db, input.shopId, 'cli:dispute close', (w) =>
+    operatorWrite(op, input.shopId, 'cli:dispute close', (w) =>
       closeDispute(w, input.disputeId, { gateway: sandboxGatewayCode, outcome: input.outcome.toUpperCase() }),
     ),
   );
@@ -59,13 +56,14 @@ export async function closeSandboxDispute(
 
 /** `review create`: a buyer's review of a completed order of the shop. */
 export async function createStorefrontReview(
-  db: Kysely<Database>,
+  op: Operator,
   input: { shopId: string; orderId: string; productId?: string; rating: string; message?: string },
 ) {
+  const { db } = op;
   await requireShop(db, input.shopId);
   if (!/^[1-5]$/.test(input.rating)) throw new AdminError('--rating must be a whole number from 1 to 5');
   return asOptions(() =>
-    operatorWrite(db, input.shopId, 'cli:review create', (w) =>
+    operatorWrite(op, input.shopId, 'cli:review create', (w) =>
       createReview(w, {
         order_id: input.orderId,
         ...(input.productId !== undefined ? { product_id: input.productId } : {}),
@@ -78,12 +76,13 @@ export async function createStorefrontReview(
 
 /** `ticket create`: a customer of the shop opens a support ticket. */
 export async function createStorefrontTicket(
-  db: Kysely<Database>,
+  op: Operator,
   input: { shopId: string; email: string; subject: string; message: string; orderId?: string; priority?: string },
 ) {
+  const { db } = op;
   await requireShop(db, input.shopId);
   return asOptions(() =>
-    operatorWrite(db, input.shopId, 'cli:ticket create', (w) =>
+    operatorWrite(op, input.shopId, 'cli:ticket create', (w) =>
       createTicket(w, {
         email: input.email,
         subject: input.subject,

@@ -4,7 +4,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../db/tables';
 import type { Config } from '../config';
 import type { Logger } from '../logger';
-import { systemClock, type Clock } from '../platform/clock';
+import type { Clock } from '../platform/clock';
 import { mailJob } from './mail';
 import { loadSecretBox } from '../platform/secret-box';
 import { analyticsReportJob } from './analytics-reports';
@@ -16,12 +16,7 @@ import { subscriptionRenewalJob } from './subscription-renewals';
 import { webhookDeliveryJob } from './webhook-delivery';
 import { Worker, type Job } from './worker';
 
-export async function workerJobs(
-  db: Kysely<Database>,
-  config: Config,
-  logger: Logger,
-  clock: Clock = systemClock,
-): Promise<Job[]> {
+export async function workerJobs(db: Kysely<Database>, config: Config, logger: Logger, clock: Clock): Promise<Job[]> {
   const secrets = await loadSecretBox(db, config.webhookSecretsKey);
   return [
     webhookDeliveryJob(db, {
@@ -54,6 +49,12 @@ export async function workerJobs(
   ];
 }
 
-export async function createWorker(db: Kysely<Database>, config: Config, logger: Logger): Promise<Worker> {
-  return new Worker(await workerJobs(db, config, logger), { logger });
+/** The worker of a process: its entry point (`npm start`, `npm run worker`) gives it the clock its jobs read. */
+export async function createWorker(
+  db: Kysely<Database>,
+  config: Config,
+  logger: Logger,
+  clock: Clock,
+): Promise<Worker> {
+  return new Worker(await workerJobs(db, config, logger, clock), { logger });
 }

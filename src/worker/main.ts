@@ -5,6 +5,7 @@ import { openDatabase } from '../../db/database';
 import { migrateToLatest } from '../../db/migrate';
 import { loadConfig } from '../config';
 import { createLogger } from '../logger';
+import { systemClock } from '../platform/clock';
 import { createWorker } from '.';
 
 async function main(): Promise<void> {
@@ -12,7 +13,7 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel);
   const database = await openDatabase(config);
   await migrateToLatest(database.db);
-  const worker = await createWorker(database.db, config, logger);
+  const worker = await createWorker(database.db, config, logger, systemClock);
   worker.start();
   logger.info('worker started', { database: database.kind, pid: process.pid });
   const stop = async (signal: string) => {

@@ -66,13 +66,13 @@ async function newShop(): Promise<Shop> {
   const id = await t.createShop({ name: `Consent ${uid()}` });
   const { key } = await t.createKey(id, ['*']);
   const email = `owner-${uid()}@example.com`;
-  const owner = await createOwner(t.db, { shopId: id, email, password });
+  const owner = await createOwner(t.operator, { shopId: id, email, password });
   return { id, key, email, ownerId: owner.id };
 }
 
 async function newOwner(shopId: string): Promise<string> {
   const email = `owner-${uid()}@example.com`;
-  await createOwner(t.db, { shopId, email, password });
+  await createOwner(t.operator, { shopId, email, password });
   return email;
 }
 
@@ -694,7 +694,7 @@ describe('sign-out and the session trail', () => {
 describe('owner accounts (CLI)', () => {
   test('argon2id hashes; short passwords, bad emails, unknown shops and duplicate emails refused', async () => {
     const email = `cli-${uid()}@example.com`;
-    const owner = await createOwner(t.db, { shopId: shop.id, email: email.toUpperCase(), password });
+    const owner = await createOwner(t.operator, { shopId: shop.id, email: email.toUpperCase(), password });
     expect(owner).toEqual({ id: expect.stringMatching(/^own_/), shop_id: shop.id, email });
     const row = await t.db
       .selectFrom('owner_accounts')
@@ -713,7 +713,7 @@ describe('owner accounts (CLI)', () => {
       .selectFrom('owner_accounts')
       .select((eb) => eb.fn.countAll().as('n'))
       .executeTakeFirstOrThrow();
-    for (const input of refused) await expect(createOwner(t.db, input)).rejects.toBeInstanceOf(AdminError);
+    for (const input of refused) await expect(createOwner(t.operator, input)).rejects.toBeInstanceOf(AdminError);
     const after = await t.db
       .selectFrom('owner_accounts')
       .select((eb) => eb.fn.countAll().as('n'))

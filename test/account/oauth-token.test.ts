@@ -523,7 +523,7 @@ describe('access tokens at work', () => {
     const a = await newApp(t);
     const tk = seen(await exchange(t, a, await code(a)));
     expect((await api('/orders', tk.access_token)).status).toBe(200);
-    const out = await uninstallApp(t.db, { shopId: shop, clientId: a.id });
+    const out = await uninstallApp(t.operator, { shopId: shop, clientId: a.id });
     expect(out.grants_revoked).toBe(1);
     expect((await api('/orders', tk.access_token)).status).toBe(401);
     expectOAuthError(
@@ -536,7 +536,7 @@ describe('access tokens at work', () => {
   test('revoking the app (CLI): its tokens and its client authentication stop working', async () => {
     const a = await newApp(t);
     const tk = seen(await exchange(t, a, await code(a)));
-    await revokeApp(t.db, a.id);
+    await revokeApp(t.operator, a.id);
     expect((await api('/orders', tk.access_token)).status).toBe(401);
     expectOAuthError(
       await tokenRequest(t, a, { grant_type: 'refresh_token', refresh_token: tk.refresh_token }),

@@ -242,7 +242,7 @@ describe('fixtures: affiliate applications', () => {
     const before = await world();
     // What `cli seed` runs: the file is validated before anything is written.
     await expect(
-      seedShop(t.db, shopA, {
+      seedShop(t.operator, shopA, {
         customers: [{ email: 'fx1@example.com', affiliate: { code: `FX${uid()}` } }, { email: 'fx2@example.com' }],
         affiliate_applications: [
           { email: 'nobody@example.com' },

@@ -13,6 +13,7 @@ import { createLogger } from '../../src/logger';
 import { shopById } from '../../db/queries/shops';
 import { createTestDatabase } from '../helpers/test-database';
 import { settings } from './settings';
+import { systemClock } from '../../src/platform/clock';
 
 export interface LatencyStats {
   n: number;
@@ -44,7 +45,7 @@ export async function benchIdempotency(options: { n?: number; warmup?: number } 
   const warmup = options.warmup ?? Math.min(20, n);
   const database = await createTestDatabase();
   const config = loadConfig({ PUBLIC_URL: 'http://bench.test', LOG_LEVEL: 'silent', RATE_LIMIT_BUSINESS: '1000000' });
-  const app = await createApp({ db: database.db, config, logger: createLogger('silent') });
+  const app = await createApp({ clock: systemClock, db: database.db, config, logger: createLogger('silent') });
   const server = createServer(app);
   try {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -55,7 +56,7 @@ export async function benchIdempotency(options: { n?: number; warmup?: number } 
     const row = await shopById(database.db, shop.id);
     const { products } = await database.db
       .transaction()
-      .execute((trx) => seedFixtures(trx, row!, { products: [{ title: 'Bench', price: '1.00' }] }));
+      .execute((trx) => seedFixtures(trx, row!, { products: [{ title: 'Bench', price: '1.00' }] }, systemClock));
     const url = `http://127.0.0.1:${port}/dev/v1/products/${products[0]!}/duplicate`;
 
     const call = async (key: string, expected: string): Promise<number> => {

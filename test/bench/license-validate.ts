@@ -19,6 +19,7 @@ import { loadLicenseKeyring } from '../../src/platform/license-keys';
 import { bearerTokenOf, hashCredential } from './bench-auth';
 import { listen, load, median, sideBySide, type Load } from './load';
 import { settings } from './settings';
+import { systemClock } from '../../src/platform/clock';
 
 const HWID = 'BENCH-DEVICE';
 
@@ -35,10 +36,15 @@ export async function benchLicenseValidate(db: Kysely<Database>): Promise<Licens
   const row = (await shopById(db, shop.id))!;
   const keys = Array.from({ length: settings.licenses }, (_, i) => `BENCH-${String(i).padStart(5, '0')}-KEY`);
   await db.transaction().execute((trx) =>
-    seedFixtures(trx, row, {
-      products: [{ title: 'Bench App', price: '10.00', license_activation_limit: 1 }],
-      licenses: keys.map((k) => ({ product: 'Bench App', key: k, hwids: [HWID] })),
-    }),
+    seedFixtures(
+      trx,
+      row,
+      {
+        products: [{ title: 'Bench App', price: '10.00', license_activation_limit: 1 }],
+        licenses: keys.map((k) => ({ product: 'Bench App', key: k, hwids: [HWID] })),
+      },
+      systemClock,
+    ),
   );
   await sql`analyze licenses`.execute(db);
   await sql`analyze license_devices`.execute(db);
@@ -50,7 +56,7 @@ export async function benchLicenseValidate(db: Kysely<Database>): Promise<Licens
     SEED_DEMO: 'false',
     PUBLIC_URL: 'http://bench',
   });
-  const app = await createApp({ db, config, logger: createLogger('silent') });
+  const app = await createApp({ clock: systemClock, db, config, logger: createLogger('silent') });
   const full = await listen(app);
 
   // The baseline: the credential look-up and the same statement, with nothing around them.

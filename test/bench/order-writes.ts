@@ -22,6 +22,7 @@ import { createLogger } from '../../src/logger';
 import { bearerTokenOf, hashCredential } from './bench-auth';
 import { listen, load, median, sideBySide, type Load, type Shot } from './load';
 import { settings } from './settings';
+import { systemClock } from '../../src/platform/clock';
 
 const PRODUCTS = 100;
 const BUYERS = settings.buyers;
@@ -164,18 +165,23 @@ export async function benchOrderWrites(db: Kysely<Database>): Promise<OrderWrite
   const { key, id: credentialId } = await admin.createApiKey(db, { shopId: shop.id, scopes: ['*'] });
   const row = (await shopById(db, shop.id))!;
   const seeded = await db.transaction().execute((trx) =>
-    seedFixtures(trx, row, {
-      products: [
-        ...Array.from({ length: PRODUCTS }, (_, i) => ({
-          title: `Service ${i}`,
-          type: 'SERVICE' as const,
-          price: '5.00',
-          currency: 'USD',
-          stock: -1,
-        })),
-        { title: 'Serial', type: 'SERIALS' as const, price: '5.00', currency: 'USD' },
-      ],
-    }),
+    seedFixtures(
+      trx,
+      row,
+      {
+        products: [
+          ...Array.from({ length: PRODUCTS }, (_, i) => ({
+            title: `Service ${i}`,
+            type: 'SERVICE' as const,
+            price: '5.00',
+            currency: 'USD',
+            stock: -1,
+          })),
+          { title: 'Serial', type: 'SERIALS' as const, price: '5.00', currency: 'USD' },
+        ],
+      },
+      systemClock,
+    ),
   );
   const productIds = seeded.products.slice(0, PRODUCTS);
   const serialProduct = seeded.products[PRODUCTS]!;
@@ -187,7 +193,7 @@ export async function benchOrderWrites(db: Kysely<Database>): Promise<OrderWrite
     SEED_DEMO: 'false',
     PUBLIC_URL: 'http://bench',
   });
-  const full = await listen(await createApp({ db, config, logger: createLogger('silent') }));
+  const full = await listen(await createApp({ clock: systemClock, db, config, logger: createLogger('silent') }));
   const bare = await listen(bareApp(db, credentialId));
   try {
     const orderShots: Shot[] = Array.from({ length: PRODUCTS * 3 }, (_, i) => ({

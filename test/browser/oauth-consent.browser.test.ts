@@ -60,7 +60,7 @@ beforeAll(async () => {
   api.on('request', t.app);
   shopId = await t.createShop({ name: 'Browser Shop' });
   apiKey = (await t.createKey(shopId, ['*'])).key;
-  await createOwner(t.db, { shopId, email: ownerEmail, password: ownerPassword });
+  await createOwner(t.operator, { shopId, email: ownerEmail, password: ownerPassword });
   chrome = await launchChromium();
   browser = chrome.browser;
 });

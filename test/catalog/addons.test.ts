@@ -254,7 +254,7 @@ describe('one order with every extra', () => {
 describe('fixtures of the catalog extras', () => {
   const problems = (f: unknown) => {
     try {
-      parseFixtures(f);
+      parseFixtures(f, new Date());
       return '';
     } catch (err) {
       if (err instanceof FixtureError) return err.message;
@@ -321,7 +321,7 @@ describe('fixtures of the catalog extras', () => {
       // A USD add-on price with 3 decimals.
       { products: [{ title: 'P', price: '1' }], addons: [{ title: 'A', price: '1.005', products: ['P'] }] },
     ]) {
-      await expect(t.seed(shopA, parseFixtures(f))).rejects.toThrow(FixtureError);
+      await expect(t.seed(shopA, parseFixtures(f, new Date()))).rejects.toThrow(FixtureError);
     }
     expect(await world()).toEqual(before);
   });

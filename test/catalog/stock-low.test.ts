@@ -81,9 +81,9 @@ describe('orders', () => {
     expect(endpoint.status).toBe(201);
     // A Telegram bot: user 111 has the stock_low switch on, 222 off.
     const token = '7000000009:AAHk3vQ9xLmN2pR5sT8uW1yZ4bC7dE0fG3h';
-    const bot = (await createBotAsOperator(t.db, { shopId: shopA, username: 'stock_alerts_bot', token })).id;
-    const on = (await addBotUserAsOperator(t.db, { shopId: shopA, botId: bot, telegramId: '111' })).id;
-    await addBotUserAsOperator(t.db, { shopId: shopA, botId: bot, telegramId: '222', off: 'stock_low' });
+    const bot = (await createBotAsOperator(t.operator, { shopId: shopA, username: 'stock_alerts_bot', token })).id;
+    const on = (await addBotUserAsOperator(t.operator, { shopId: shopA, botId: bot, telegramId: '111' })).id;
+    await addBotUserAsOperator(t.operator, { shopId: shopA, botId: bot, telegramId: '222', off: 'stock_low' });
 
     expect((await order(p, 6)).status).toBe(201); // 10 -> 4 = W+1
     expect(await stockOf(p)).toBe(4);

@@ -15,6 +15,7 @@ import { createPGlite, wrapPGlite, type DatabaseHandle } from '../../db/database
 import { shopById } from '../../db/queries/shops';
 import * as admin from '../../src/ops/admin';
 import { seedFixtures } from '../../src/ops/fixtures/fixtures';
+import { systemClock } from '../../src/platform/clock';
 import { createMerchantClient } from '../../sdk/src';
 import { startServerProcess, type ServerProcess } from '../helpers/server-process';
 import { createTestDatabase, snapshotPath, type TestDatabase } from '../helpers/test-database';
@@ -89,7 +90,12 @@ async function seed(handle: DatabaseHandle): Promise<void> {
   const seeded = await handle.db
     .transaction()
     .execute((trx) =>
-      seedFixtures(trx, row, { products: [{ title: 'Handbook', slug: 'handbook', price: '12.50', type: 'SERVICE' }] }),
+      seedFixtures(
+        trx,
+        row,
+        { products: [{ title: 'Handbook', slug: 'handbook', price: '12.50', type: 'SERVICE' }] },
+        systemClock,
+      ),
     );
   productId = seeded.products[0]!;
 }

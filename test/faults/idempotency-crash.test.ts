@@ -18,6 +18,7 @@ import { seedFixtures } from '../../src/ops/fixtures/fixtures';
 import { startServerProcess, type ServerProcess } from '../helpers/server-process';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database';
 import { send, sleep, type Outcome, type RequestSpec } from './load';
+import { systemClock } from '../../src/platform/clock';
 
 const enabled = !!process.env.DATABASE_URL;
 if (!enabled) {
@@ -64,9 +65,14 @@ describeWithPostgres('idempotency keys when their owner dies, or only runs slowl
     key = (await admin.createApiKey(database.db, { shopId, scopes: ['*'] })).key;
     const row = (await shopById(database.db, shopId))!;
     const seeded = await database.db.transaction().execute((trx) =>
-      seedFixtures(trx, row, {
-        products: [0, 1, 2, 3].map((i) => ({ title: `Source ${i}`, slug: `source-${i}`, price: '5.00' })),
-      }),
+      seedFixtures(
+        trx,
+        row,
+        {
+          products: [0, 1, 2, 3].map((i) => ({ title: `Source ${i}`, slug: `source-${i}`, price: '5.00' })),
+        },
+        systemClock,
+      ),
     );
     sources = seeded.products;
     locker = new Client({ connectionString: database.url });

@@ -20,6 +20,7 @@ import { loadSecretBox } from '../../src/platform/secret-box';
 import { freePort } from '../helpers/redis-server';
 import { startServerProcess, type ServerProcess } from '../helpers/server-process';
 import { latency, percentile, send, sleep, startLoad, statusCounts, type Outcome, type RequestSpec } from './load';
+import { systemClock } from '../../src/platform/clock';
 
 const run = promisify(execFile);
 
@@ -93,9 +94,14 @@ describeWithPostgres('PostgreSQL restarting under a concurrent write load', () =
       const row = (await shopById(handle.db, shop.id))!;
       // Several sources, so concurrent copies do not all queue on one product's row lock.
       const seeded = await handle.db.transaction().execute((trx) =>
-        seedFixtures(trx, row, {
-          products: [1, 2, 3, 4, 5, 6].map((i) => ({ title: `Source ${i}`, slug: `source-${i}`, price: '5.00' })),
-        }),
+        seedFixtures(
+          trx,
+          row,
+          {
+            products: [1, 2, 3, 4, 5, 6].map((i) => ({ title: `Source ${i}`, slug: `source-${i}`, price: '5.00' })),
+          },
+          systemClock,
+        ),
       );
       sources = seeded.products;
     } finally {

@@ -13,6 +13,7 @@ import { freePort, startRedis } from '../helpers/redis-server';
 import { startServerProcess, type ServerProcess } from '../helpers/server-process';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database';
 import { latency, percentile, send, sleep, startLoad, statusCounts, type RequestSpec } from './load';
+import { systemClock } from '../../src/platform/clock';
 
 const enabled = !!process.env.DATABASE_URL;
 if (!enabled) {
@@ -60,9 +61,14 @@ describeWithPostgres('Redis killed and restored under load', () => {
     key = (await admin.createApiKey(database.db, { shopId, scopes: ['*'] })).key;
     const row = (await shopById(database.db, shopId))!;
     const seeded = await database.db.transaction().execute((trx) =>
-      seedFixtures(trx, row, {
-        products: [1, 2, 3, 4].map((i) => ({ title: `Item ${i}`, slug: `item-${i}`, price: '3.00' })),
-      }),
+      seedFixtures(
+        trx,
+        row,
+        {
+          products: [1, 2, 3, 4].map((i) => ({ title: `Item ${i}`, slug: `item-${i}`, price: '3.00' })),
+        },
+        systemClock,
+      ),
     );
     products = seeded.products;
     const free = await admin.createShop(database.db, { name: 'Small Shop', plan: 'free' });

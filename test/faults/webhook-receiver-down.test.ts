@@ -19,6 +19,7 @@ import { freePort } from '../helpers/redis-server';
 import { startServerProcess, type ServerProcess } from '../helpers/server-process';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database';
 import { send, sleep } from './load';
+import { systemClock } from '../../src/platform/clock';
 
 const enabled = !!process.env.DATABASE_URL;
 if (!enabled) {
@@ -173,7 +174,9 @@ describeWithPostgres('webhook receivers down for the retry schedule', () => {
     products = (
       await database.db
         .transaction()
-        .execute((trx) => seedFixtures(trx, row, { products: [{ title: 'Guide', slug: 'guide', price: '9.00' }] }))
+        .execute((trx) =>
+          seedFixtures(trx, row, { products: [{ title: 'Guide', slug: 'guide', price: '9.00' }] }, systemClock),
+        )
     ).products;
     await failing.start(0);
     refusedPort = await freePort();

@@ -14,6 +14,8 @@ import { connectRedis, type RedisClient } from '../../src/platform/redis';
 import { shopById } from '../../db/queries/shops';
 import { assertMatchesContract } from './contract';
 import { createTestDatabase, type TestDatabase } from './test-database';
+import type { Operator } from '../../src/ops/operator';
+import { systemClock } from '../../src/platform/clock';
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 export type Agent = { [M in Method]: (url: string) => request.Test };
@@ -46,6 +48,8 @@ export interface TestApp {
   logger: Logger;
   logs: Record<string, unknown>[];
   http: Agent;
+  /** What an operator command (src/ops) is given: this app's database, configuration and clock. */
+  operator: Operator;
   createShop(input?: { name?: string; plan?: 'free' | 'pro' | 'business'; currency?: string }): Promise<string>;
   createKey(shopId: string, scopes: string[], name?: string): Promise<{ id: string; key: string }>;
   seed(shopId: string, fixtures: Fixtures): ReturnType<typeof seedFixtures>;
@@ -79,7 +83,15 @@ export async function startTestApp(
   // With REDIS_URL the rate-limit counters live in the real Redis, under a prefix of this file's own.
   const redis = config.redisUrl ? connectRedis(config.redisUrl, logger) : undefined;
   const rateLimitPrefix = `rl:test:${randomBytes(6).toString('hex')}:`;
-  const app = await createApp({ rateLimitPrefix, ...options, db: database.db, config, logger, redis });
+  const app = await createApp({
+    rateLimitPrefix,
+    ...options,
+    db: database.db,
+    config,
+    logger,
+    redis,
+    clock: options.clock ?? systemClock,
+  });
   const db = database.db;
   return {
     app,
@@ -89,13 +101,14 @@ export async function startTestApp(
     logger,
     logs,
     http: contractClient(app),
+    operator: { db, config, clock: options.clock ?? systemClock },
     createShop: async (input = {}) =>
       (await admin.createShop(db, { name: input.name ?? 'Test Shop', plan: input.plan, currency: input.currency })).id,
     createKey: async (shopId, scopes, name) => admin.createApiKey(db, { shopId, scopes, name }),
     seed: async (shopId, fixtures) => {
       const shop = await shopById(db, shopId);
       if (!shop) throw new Error(`no shop ${shopId}`);
-      return db.transaction().execute((trx) => seedFixtures(trx, shop, fixtures));
+      return db.transaction().execute((trx) => seedFixtures(trx, shop, fixtures, options.clock ?? systemClock));
     },
     redis,
     close: async () => {

@@ -18,6 +18,7 @@ import { rowCounts } from '../helpers/counts';
 import { bearer, contractClient, memoryLogger, startTestApp, type TestApp } from '../helpers/test-app';
 import { shopPair } from '../helpers/shop-pair';
 import { createTestDatabase, snapshotPath } from '../helpers/test-database';
+import { systemClock } from '../../src/platform/clock';
 
 let t: TestApp;
 let clock: ManualClock;
@@ -342,6 +343,7 @@ test('a validation is one round trip: the credential look-up and ONE statement, 
   try {
     const { logger } = memoryLogger();
     const app = await createApp({
+      clock: systemClock,
       db: counting.db,
       config: loadConfig({ PUBLIC_URL: 'http://api.test', RATE_LIMIT_FREE: '100000' }),
       logger,
@@ -352,10 +354,15 @@ test('a validation is one round trip: the credential look-up and ONE statement, 
       .key;
     const shopRow = (await shopById(counting.db, shop))!;
     const seeded = await counting.db.transaction().execute((trx) =>
-      seedFixtures(trx, shopRow, {
-        products: [{ title: 'App', price: '1.00', license_activation_limit: 2 }],
-        licenses: [{ product: 'App', key: 'COUNT-ME-1' }],
-      }),
+      seedFixtures(
+        trx,
+        shopRow,
+        {
+          products: [{ title: 'App', price: '1.00', license_activation_limit: 2 }],
+          licenses: [{ product: 'App', key: 'COUNT-ME-1' }],
+        },
+        systemClock,
+      ),
     );
     expect(seeded.licenses).toHaveLength(1);
     const post = (body: object) => http.post('/dev/v1/licenses/validate').set(bearer(key)).send(body);

@@ -9,6 +9,9 @@ import { knownScopes } from '../../src/auth/scopes';
 import * as admin from '../../src/ops/admin';
 import { FixtureError } from '../../src/ops/fixtures/fixtures';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database';
+import type { Operator } from '../../src/ops/operator';
+import { loadConfig } from '../../src/config';
+import { systemClock } from '../../src/platform/clock';
 
 let database: TestDatabase;
 beforeAll(async () => {
@@ -16,6 +19,8 @@ beforeAll(async () => {
 });
 afterAll(() => database?.close());
 const db = () => database.db;
+// The command line's operator: this file's database, the environment's configuration, the wall clock.
+const operator = (): Operator => ({ db: database.db, config: loadConfig(), clock: systemClock });
 
 describe('createShop', () => {
   test('defaults: the free plan and USD; the name trimmed; a shop_ id', async () => {
@@ -180,7 +185,7 @@ describe('API keys', () => {
 describe('seedShop', () => {
   test('validates the file, then writes it for the shop and returns the ids', async () => {
     const shop = await admin.createShop(db(), { name: 'Seeded' });
-    const created = await admin.seedShop(db(), shop.id, {
+    const created = await admin.seedShop(operator(), shop.id, {
       products: [{ title: 'Keys', type: 'SERIALS', price: '1.00', serials: ['A', 'B'] }],
       customers: [{ email: 'ada@example.com' }],
     });
@@ -199,11 +204,13 @@ describe('seedShop', () => {
     const before = await shopTotal();
     const products = () => db().selectFrom('products').select('id').execute();
     const productsBefore = await products();
-    await expect(admin.seedShop(db(), 'shop_nope', { products: [{ title: 'X', price: '1' }] })).rejects.toThrow(
+    await expect(admin.seedShop(operator(), 'shop_nope', { products: [{ title: 'X', price: '1' }] })).rejects.toThrow(
       new admin.AdminError('No shop with id shop_nope'),
     );
     const shop = await admin.createShop(db(), { name: 'Bad file' });
-    await expect(admin.seedShop(db(), shop.id, { products: [{ title: 'X' }] })).rejects.toBeInstanceOf(FixtureError);
+    await expect(admin.seedShop(operator(), shop.id, { products: [{ title: 'X' }] })).rejects.toBeInstanceOf(
+      FixtureError,
+    );
     expect(await products()).toEqual(productsBefore);
     expect(await shopTotal()).toBe(before + 1);
   });
@@ -211,7 +218,7 @@ describe('seedShop', () => {
 
 describe('createDemo', () => {
   test('a business shop in USD with the demo products and a full-access key that authenticates', async () => {
-    const demo = await admin.createDemo(db());
+    const demo = await admin.createDemo(operator());
     expect(await shopById(db(), demo.shop_id)).toMatchObject({ name: 'Demo Shop', plan: 'business', currency: 'USD' });
     expect(demo.products).toHaveLength(admin.demoFixtures.products!.length);
     const titles = await db().selectFrom('products').select('title').where('shop_id', '=', demo.shop_id).execute();
@@ -223,7 +230,7 @@ describe('createDemo', () => {
   });
 
   test('the demo order is announced as any order is: order:created in the outbox, with its id', async () => {
-    const demo = await admin.createDemo(db());
+    const demo = await admin.createDemo(operator());
     const events = await db()
       .selectFrom('events')
       .select(['type', 'data'])

@@ -14,6 +14,7 @@ import { loadSecretBox } from '../../src/platform/secret-box';
 import { inProcessCli, processCli, type Cli } from '../helpers/cli';
 import { contractClient, bearer, memoryLogger } from '../helpers/test-app';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database';
+import { systemClock } from '../../src/platform/clock';
 
 let dir: string;
 let database: TestDatabase;
@@ -32,6 +33,7 @@ afterAll(async () => {
 /** The app on the CLI's database. */
 async function withApp(fn: (http: ReturnType<typeof contractClient>) => Promise<void>): Promise<void> {
   const app = await createApp({
+    clock: systemClock,
     db: database.db,
     config: loadConfig({ PUBLIC_URL: 'http://api.test' }),
     logger: memoryLogger().logger,

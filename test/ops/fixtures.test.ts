@@ -2,22 +2,25 @@
 // anything is written.
 import { FixtureError, parseFixtures } from '../../src/ops/fixtures/fixtures';
 
-const bad = (value: unknown) => () => parseFixtures(value);
+const bad = (value: unknown) => () => parseFixtures(value, new Date());
 
 test('accepts serials on a SERIALS product and customers with an affiliate and a referral', () => {
   expect(() =>
-    parseFixtures({
-      products: [{ title: 'Keys', type: 'SERIALS', price: '1.00', serials: ['A', 'B'], stock: 2 }],
-      customers: [
-        {
-          email: 'ada@example.com',
-          country: 'GB',
-          total_spent: '1.5',
-          affiliate: { code: 'ADA', commission_percent: '12.5' },
-        },
-        { email: 'bob@example.com', referred_by: 'ADA@example.com' },
-      ],
-    }),
+    parseFixtures(
+      {
+        products: [{ title: 'Keys', type: 'SERIALS', price: '1.00', serials: ['A', 'B'], stock: 2 }],
+        customers: [
+          {
+            email: 'ada@example.com',
+            country: 'GB',
+            total_spent: '1.5',
+            affiliate: { code: 'ADA', commission_percent: '12.5' },
+          },
+          { email: 'bob@example.com', referred_by: 'ADA@example.com' },
+        ],
+      },
+      new Date(),
+    ),
   ).not.toThrow();
 });
 

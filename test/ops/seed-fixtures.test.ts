@@ -6,6 +6,7 @@ import { customerById } from '../../db/queries/customers';
 import * as admin from '../../src/ops/admin';
 import { FixtureError, parseFixtures, seedFixtures, type Fixtures } from '../../src/ops/fixtures/fixtures';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database';
+import { systemClock } from '../../src/platform/clock';
 
 let database: TestDatabase;
 let shop: { id: string; currency: string };
@@ -15,7 +16,8 @@ beforeAll(async () => {
 });
 afterAll(() => database?.close());
 
-const seed = (fixtures: Fixtures) => database.db.transaction().execute((trx) => seedFixtures(trx, shop, fixtures));
+const seed = (fixtures: Fixtures) =>
+  database.db.transaction().execute((trx) => seedFixtures(trx, shop, fixtures, systemClock));
 const productRow = (id: string) =>
   database.db.selectFrom('products').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 
@@ -241,29 +243,32 @@ describe('parseFixtures, cross-field rules', () => {
         { title: 'S', type: 'SERIALS', price: '1', stock: 0 },
       ],
     };
-    expect(parseFixtures(ok)).toBe(ok);
+    expect(parseFixtures(ok, new Date())).toBe(ok);
   });
 
   test('a customer referred by itself', () => {
     const value = { customers: [{ email: 'a@b.co', affiliate: { code: 'A' }, referred_by: 'A@b.co' }] };
-    expect(() => parseFixtures(value)).toThrow(FixtureError);
-    expect(() => parseFixtures(value)).toThrow('/customers/0/referred_by names the customer itself');
+    expect(() => parseFixtures(value, new Date())).toThrow(FixtureError);
+    expect(() => parseFixtures(value, new Date())).toThrow('/customers/0/referred_by names the customer itself');
   });
 
   test('the message lists every problem, one a line, under one heading', () => {
     expect(() =>
-      parseFixtures({
-        products: [{ title: 'K', type: 'SERIALS', price: '1', serials: ['A'], stock: 3 }],
-        customers: [{ email: 'a@b.co' }, { email: 'A@B.co' }],
-      }),
+      parseFixtures(
+        {
+          products: [{ title: 'K', type: 'SERIALS', price: '1', serials: ['A'], stock: 3 }],
+          customers: [{ email: 'a@b.co' }, { email: 'A@B.co' }],
+        },
+        new Date(),
+      ),
     ).toThrow(
       'The fixture file is not valid:\n' +
         '  /products/0/stock must equal the number of serials (1) or be omitted\n' +
         '  /customers/1/email duplicates /customers/0/email',
     );
-    expect(() => parseFixtures({ products: [{ price: '1' }] })).toThrow(
+    expect(() => parseFixtures({ products: [{ price: '1' }] }, new Date())).toThrow(
       "The fixture file is not valid:\n  /products/0 must have required property 'title'",
     );
-    expect(() => parseFixtures([])).toThrow('The fixture file is not valid:\n  / must be object');
+    expect(() => parseFixtures([], new Date())).toThrow('The fixture file is not valid:\n  / must be object');
   });
 });

@@ -195,7 +195,7 @@ describe('the request', () => {
     expect(await job.runOnce()).toBe(1);
     expect(merchant.requests).toHaveLength(1);
     const request = merchant.requests[0]!;
-    const { secret } = await revealDynamicSecret(t.db, undefined, shop);
+    const { secret } = await revealDynamicSecret(t.operator, shop);
     expect(secret).toMatch(/^whsec_[A-Za-z0-9+/=]+$/);
     const delivery = await deliveryOf(item.id);
     expect(request.headers['webhook-id']).toBe(delivery.id);
@@ -221,7 +221,7 @@ describe('the request', () => {
       .where('shop_id', '=', shop)
       .executeTakeFirstOrThrow();
     expect(Buffer.from(stored.secret).toString('latin1')).not.toContain(secret.slice(6));
-    expect((await revealDynamicSecret(t.db, undefined, shop)).secret).toBe(secret);
+    expect((await revealDynamicSecret(t.operator, shop)).secret).toBe(secret);
   });
 
   test('each shop signs with its own secret', async () => {
@@ -229,8 +229,8 @@ describe('the request', () => {
     await completedOrder({ shopId: other });
     await job.runOnce();
     const request = merchant.requests[0]!;
-    const mine = (await revealDynamicSecret(t.db, undefined, shop)).secret;
-    const theirs = (await revealDynamicSecret(t.db, undefined, other)).secret;
+    const mine = (await revealDynamicSecret(t.operator, shop)).secret;
+    const theirs = (await revealDynamicSecret(t.operator, other)).secret;
     expect(theirs).not.toBe(mine);
     expect(() => verify(mine, request)).toThrow();
     expect(verify(theirs, request)).toMatchObject({ event: 'order:dynamic_delivery' });
@@ -442,7 +442,7 @@ describe('through the API', () => {
 
     merchant.reply = json(200, { codes: ['SLOT-42'] });
     expect(await job.runOnce()).toBe(1);
-    const { secret } = await revealDynamicSecret(t.db, undefined, shop);
+    const { secret } = await revealDynamicSecret(t.operator, shop);
     expect(verify(secret, merchant.requests[0]!)).toMatchObject({
       event: 'order:dynamic_delivery',
       data: {

@@ -255,5 +255,5 @@ test('fixtures: invalid gateway, tax, coupon and file sections are refused befor
     { products: [{ title: 'S', type: 'SERVICE', price: '1', dynamic_webhook: 'https://x.example.com' }] },
     { products: [{ title: 'D', type: 'DYNAMIC', price: '1', dynamic_webhook: 'ftp://x.example.com' }] },
   ];
-  for (const fixtures of bad) expect(() => parseFixtures(fixtures)).toThrow(FixtureError);
+  for (const fixtures of bad) expect(() => parseFixtures(fixtures, new Date())).toThrow(FixtureError);
 });

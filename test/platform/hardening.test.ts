@@ -7,6 +7,7 @@ import { loadConfig } from '../../src/config';
 import { openPostgres } from '../../db/database';
 import { bearer, contractClient, memoryLogger, startTestApp, type TestApp } from '../helpers/test-app';
 import { rowCounts } from '../helpers/counts';
+import { systemClock } from '../../src/platform/clock';
 
 let t: TestApp;
 let shop: string;
@@ -145,6 +146,7 @@ async function relayTo(port: number): Promise<{ port: number; cut: () => Promise
     url.host = `127.0.0.1:${relay.port}`;
     const handle = openPostgres(url.toString(), 2);
     const app = await createApp({
+      clock: systemClock,
       db: handle.db,
       config: loadConfig({ PUBLIC_URL: 'http://api.test' }),
       logger: memoryLogger().logger,

@@ -51,6 +51,7 @@ beforeAll(async () => {
   });
   other = contractClient(
     await createApp({
+      clock: systemClock,
       db: t.db,
       config: t.config,
       logger: t.logger,
@@ -195,7 +196,13 @@ describe('through HTTP', () => {
     try {
       // The retries go to another server on the same database: only the lease in the row says the owner is alive.
       const otherServer = contractClient(
-        await createApp({ db: slow.db, config: slow.config, logger: slow.logger, idempotencyLeaseMs: leaseMs }),
+        await createApp({
+          clock: systemClock,
+          db: slow.db,
+          config: slow.config,
+          logger: slow.logger,
+          idempotencyLeaseMs: leaseMs,
+        }),
       );
       const shopId = await slow.createShop({ plan: 'business' });
       const { key: apiKey } = await slow.createKey(shopId, ['*']);

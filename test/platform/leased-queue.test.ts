@@ -28,7 +28,7 @@ async function shopWithQueuedRow(): Promise<string> {
   const shopId = await t.createShop({ name: 'Leased' });
   const key = (await t.createKey(shopId, ['*'])).key;
   const product = (await t.seed(shopId, { products: [{ title: 'Ebook', price: '5.00' } as never] })).products[0]!;
-  await setEmailMarketingAsOperator(t.db, { shopId, provider: 'KLAVIYO', list: 'l1', apiKey: 'pk_leased' });
+  await setEmailMarketingAsOperator(t.operator, { shopId, provider: 'KLAVIYO', list: 'l1', apiKey: 'pk_leased' });
   const res = await t.http
     .post('/dev/v1/orders')
     .set(bearer(key))

@@ -129,6 +129,7 @@ async function insert(shop: { id: string; currency: string }, gens: Gen[], tag: 
         total_spent: inputs[i]!.spent,
         blacklisted: inputs[i]!.blacklisted,
       })),
+      new Date(),
     );
     return inserted;
   });

@@ -54,7 +54,7 @@ const fixtures = {
 test('a shop seeded with tiers, the program and a reseller in every state reads back through the API', async () => {
   const shopId = await t.createShop({ name: 'Seeded resale' });
   const key = (await t.createKey(shopId, ['resellers.read'])).key;
-  const seeded = await t.seed(shopId, parseFixtures(fixtures));
+  const seeded = await t.seed(shopId, parseFixtures(fixtures, new Date()));
   expect(seeded.resellerTiers).toHaveLength(3);
   expect(seeded.resellers).toHaveLength(5);
 
@@ -176,8 +176,8 @@ test.each<[string, Record<string, unknown>, RegExp]>([
     /resellers\/0\/status/,
   ],
 ])('parseFixtures refuses %s', (_name, value, message) => {
-  expect(() => parseFixtures(value)).toThrow(FixtureError);
-  expect(() => parseFixtures(value)).toThrow(message);
+  expect(() => parseFixtures(value, new Date())).toThrow(FixtureError);
+  expect(() => parseFixtures(value, new Date())).toThrow(message);
 });
 
 test('the CLI: `reseller tier create --default` in a real process', async () => {

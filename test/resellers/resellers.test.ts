@@ -50,7 +50,7 @@ async function newShop(): Promise<Shop> {
 }
 
 const tier = async (shop: Shop, input: Omit<TierCommand, 'shopId'>) =>
-  (await createTierAsOperator(t.db, { shopId: shop.id, ...input })).id;
+  (await createTierAsOperator(t.operator, { shopId: shop.id, ...input })).id;
 
 const getProgram = (s: Shop, key = s.key) => t.http.get('/dev/v1/reseller-program').set(bearer(key));
 const patchProgram = (s: Shop, body: Record<string, unknown>, key = s.key) =>
@@ -93,7 +93,7 @@ async function programShop(discount = '10'): Promise<Shop & { base: string }> {
 /** An ACTIVE reseller: invited, then the invitation accepted (CLI). */
 async function activeReseller(s: Shop, email: string, tierId?: string): Promise<string> {
   const id = await invited(s, email, tierId);
-  await moveResellerAsOperator(t.db, { shopId: s.id, email }, 'accept');
+  await moveResellerAsOperator(t.operator, { shopId: s.id, email }, 'accept');
   return id;
 }
 
@@ -399,7 +399,7 @@ describe('POST /resellers/invite', () => {
     const s = await programShop();
     expect((await patchProgram(s, { enrollment_mode: 'APPLICATION' })).status).toBe(200);
     await invited(s, 'invited@example.com');
-    await applyResellerAsOperator(t.db, { shopId: s.id, email: 'applied@example.com' });
+    await applyResellerAsOperator(t.operator, { shopId: s.id, email: 'applied@example.com' });
     await activeReseller(s, 'active@example.com');
     const sus = await activeReseller(s, 'suspended@example.com');
     expect((await suspend(s, sus)).status).toBe(200);
@@ -422,7 +422,7 @@ describe('POST /resellers/invite', () => {
     const s = await programShop();
     const gold = await tier(s, { name: 'Gold', discount: '20', sortOrder: '5' });
     const id = await invited(s, 'again@example.com');
-    const rejected = await moveResellerAsOperator(t.db, { shopId: s.id, email: 'again@example.com' }, 'reject');
+    const rejected = await moveResellerAsOperator(t.operator, { shopId: s.id, email: 'again@example.com' }, 'reject');
     expect(rejected).toMatchObject({ status: 'REJECTED' });
     expect(rejected.rejected_at).not.toBeNull();
     const rows = async () =>
@@ -488,12 +488,12 @@ describe('suspend and reinstate', () => {
     expect((await patchProgram(s, { enrollment_mode: 'APPLICATION' })).status).toBe(200);
     const ids = [
       await invited(s, 'i@example.com'),
-      (await applyResellerAsOperator(t.db, { shopId: s.id, email: 'a@example.com' })).id,
+      (await applyResellerAsOperator(t.operator, { shopId: s.id, email: 'a@example.com' })).id,
       await activeReseller(s, 's@example.com'),
       await invited(s, 'r@example.com'),
     ];
     expect((await suspend(s, ids[2]!)).status).toBe(200);
-    await moveResellerAsOperator(t.db, { shopId: s.id, email: 'r@example.com' }, 'reject');
+    await moveResellerAsOperator(t.operator, { shopId: s.id, email: 'r@example.com' }, 'reject');
     const before = await world(s.id);
     for (const id of ids) {
       const res = await suspend(s, id);
@@ -521,11 +521,11 @@ describe('suspend and reinstate', () => {
     expect((await patchProgram(s, { enrollment_mode: 'APPLICATION' })).status).toBe(200);
     const ids = [
       await invited(s, 'i@example.com'),
-      (await applyResellerAsOperator(t.db, { shopId: s.id, email: 'a@example.com' })).id,
+      (await applyResellerAsOperator(t.operator, { shopId: s.id, email: 'a@example.com' })).id,
       await activeReseller(s, 'act@example.com'),
       await invited(s, 'r@example.com'),
     ];
-    await moveResellerAsOperator(t.db, { shopId: s.id, email: 'r@example.com' }, 'reject');
+    await moveResellerAsOperator(t.operator, { shopId: s.id, email: 'r@example.com' }, 'reject');
     const before = await world(s.id);
     for (const id of ids) {
       const res = await reinstate(s, id);
@@ -575,7 +575,7 @@ describe('GET /resellers', () => {
       clock.advance(1000);
       ids.push(await invited(s, `shop${i}@${i % 2 ? 'odd' : 'even'}.example.com`));
     }
-    await moveResellerAsOperator(t.db, { shopId: s.id, email: 'shop0@even.example.com' }, 'accept');
+    await moveResellerAsOperator(t.operator, { shopId: s.id, email: 'shop0@even.example.com' }, 'accept');
     const active = await list(s, { status: 'ACTIVE' });
     expect(active.body.data).toMatchObject({ total: 1, items: [{ id: ids[0], status: 'ACTIVE' }] });
     const odd = await list(s, { search: 'ODD.example' });
@@ -626,15 +626,15 @@ describe('moves out of INVITED and APPLIED, into REJECTED (CLI functions)', () =
   test('accept: INVITED -> ACTIVE with approved_at; anything else is refused and changes nothing', async () => {
     const s = await programShop();
     const id = await invited(s, 'acc@example.com');
-    const view = await moveResellerAsOperator(t.db, { shopId: s.id, email: 'acc@example.com' }, 'accept');
+    const view = await moveResellerAsOperator(t.operator, { shopId: s.id, email: 'acc@example.com' }, 'accept');
     expect(view).toMatchObject({ id, status: 'ACTIVE' });
     expect(view.approved_at).not.toBeNull();
     const before = await world(s.id);
     await expect(
-      moveResellerAsOperator(t.db, { shopId: s.id, email: 'acc@example.com' }, 'accept'),
+      moveResellerAsOperator(t.operator, { shopId: s.id, email: 'acc@example.com' }, 'accept'),
     ).rejects.toMatchObject({ code: 'RESELLER_INVALID_STATUS' });
     await expect(
-      moveResellerAsOperator(t.db, { shopId: s.id, email: 'nobody@example.com' }, 'accept'),
+      moveResellerAsOperator(t.operator, { shopId: s.id, email: 'nobody@example.com' }, 'accept'),
     ).rejects.toMatchObject({ code: 'RESELLER_NOT_FOUND' });
     expect(await world(s.id)).toEqual(before);
   });
@@ -643,12 +643,12 @@ describe('moves out of INVITED and APPLIED, into REJECTED (CLI functions)', () =
     const s = await newShop();
     await tier(s, { name: 'Base', discount: '5', isDefault: true });
     const before = await world(s.id);
-    await expect(applyResellerAsOperator(t.db, { shopId: s.id, email: 'x@example.com' })).rejects.toMatchObject({
+    await expect(applyResellerAsOperator(t.operator, { shopId: s.id, email: 'x@example.com' })).rejects.toMatchObject({
       code: 'RESELLER_PROGRAM_DISABLED',
     });
     expect((await patchProgram(s, { enabled: true })).status).toBe(200);
     const enabled = await world(s.id);
-    await expect(applyResellerAsOperator(t.db, { shopId: s.id, email: 'x@example.com' })).rejects.toMatchObject({
+    await expect(applyResellerAsOperator(t.operator, { shopId: s.id, email: 'x@example.com' })).rejects.toMatchObject({
       code: 'VALIDATION_ERROR',
     });
     expect(await world(s.id)).toEqual(enabled);
@@ -661,11 +661,13 @@ describe('moves out of INVITED and APPLIED, into REJECTED (CLI functions)', () =
       200,
     );
     const before = await world(s.id);
-    await expect(applyResellerAsOperator(t.db, { shopId: s.id, email: 'app@example.com' })).rejects.toMatchObject({
-      code: 'VALIDATION_ERROR',
-    });
+    await expect(applyResellerAsOperator(t.operator, { shopId: s.id, email: 'app@example.com' })).rejects.toMatchObject(
+      {
+        code: 'VALIDATION_ERROR',
+      },
+    );
     expect(await world(s.id)).toEqual(before);
-    const applied = await applyResellerAsOperator(t.db, {
+    const applied = await applyResellerAsOperator(t.operator, {
       shopId: s.id,
       email: 'app@example.com',
       note: 'I run a gaming community.',
@@ -676,45 +678,45 @@ describe('moves out of INVITED and APPLIED, into REJECTED (CLI functions)', () =
       approved_at: null,
     });
     await expect(
-      applyResellerAsOperator(t.db, { shopId: s.id, email: 'app@example.com', note: 'again' }),
+      applyResellerAsOperator(t.operator, { shopId: s.id, email: 'app@example.com', note: 'again' }),
     ).rejects.toMatchObject({
       code: 'CONFLICT',
     });
-    const approved = await moveResellerAsOperator(t.db, { shopId: s.id, email: 'app@example.com' }, 'approve');
+    const approved = await moveResellerAsOperator(t.operator, { shopId: s.id, email: 'app@example.com' }, 'approve');
     expect(approved).toMatchObject({ id: applied.id, status: 'ACTIVE' });
     expect(approved.approved_at).toBe((await getReseller(s, applied.id)).body.data.reseller.approved_at);
     expect(approved.approved_at).not.toBeNull();
     await expect(
-      moveResellerAsOperator(t.db, { shopId: s.id, email: 'app@example.com' }, 'approve'),
+      moveResellerAsOperator(t.operator, { shopId: s.id, email: 'app@example.com' }, 'approve'),
     ).rejects.toMatchObject({ code: 'RESELLER_INVALID_STATUS' });
   });
 
   test('reject: APPLIED or INVITED -> REJECTED with rejected_at; a REJECTED applicant may apply again (same row)', async () => {
     const s = await programShop();
     expect((await patchProgram(s, { enrollment_mode: 'APPLICATION' })).status).toBe(200);
-    const applied = await applyResellerAsOperator(t.db, { shopId: s.id, email: 'no@example.com' });
-    const rejected = await moveResellerAsOperator(t.db, { shopId: s.id, email: 'no@example.com' }, 'reject');
+    const applied = await applyResellerAsOperator(t.operator, { shopId: s.id, email: 'no@example.com' });
+    const rejected = await moveResellerAsOperator(t.operator, { shopId: s.id, email: 'no@example.com' }, 'reject');
     expect(rejected).toMatchObject({ id: applied.id, status: 'REJECTED' });
     expect(rejected.rejected_at).not.toBeNull();
     await invited(s, 'declines@example.com');
-    expect(await moveResellerAsOperator(t.db, { shopId: s.id, email: 'declines@example.com' }, 'reject')).toMatchObject(
-      { status: 'REJECTED' },
-    );
+    expect(
+      await moveResellerAsOperator(t.operator, { shopId: s.id, email: 'declines@example.com' }, 'reject'),
+    ).toMatchObject({ status: 'REJECTED' });
     const activeId = await activeReseller(s, 'stays@example.com');
     const before = await world(s.id);
     await expect(
-      moveResellerAsOperator(t.db, { shopId: s.id, email: 'stays@example.com' }, 'reject'),
+      moveResellerAsOperator(t.operator, { shopId: s.id, email: 'stays@example.com' }, 'reject'),
     ).rejects.toMatchObject({ code: 'RESELLER_INVALID_STATUS' });
     expect(await world(s.id)).toEqual(before);
     expect((await getReseller(s, activeId)).body.data.reseller.status).toBe('ACTIVE');
-    const again = await applyResellerAsOperator(t.db, { shopId: s.id, email: 'no@example.com' });
+    const again = await applyResellerAsOperator(t.operator, { shopId: s.id, email: 'no@example.com' });
     expect(again).toMatchObject({ id: applied.id, status: 'APPLIED', rejected_at: rejected.rejected_at });
   });
 
   test('apply in OPEN mode: ACTIVE at once in the default tier, approved_at set', async () => {
     const s = await programShop();
     expect((await patchProgram(s, { enrollment_mode: 'OPEN' })).status).toBe(200);
-    const view = await applyResellerAsOperator(t.db, { shopId: s.id, email: 'open@example.com' });
+    const view = await applyResellerAsOperator(t.operator, { shopId: s.id, email: 'open@example.com' });
     expect(view).toMatchObject({ status: 'ACTIVE', tier: { id: s.base } });
     expect(view.approved_at).not.toBeNull();
   });
@@ -770,7 +772,7 @@ describe('wholesale pricing', () => {
     const s = await programShop('10');
     await invited(s, 'later@example.com');
     expect(await order(s, 'later@example.com', s.p10)).toMatchObject({ discount: 0, total: 10 });
-    await moveResellerAsOperator(t.db, { shopId: s.id, email: 'later@example.com' }, 'accept');
+    await moveResellerAsOperator(t.operator, { shopId: s.id, email: 'later@example.com' }, 'accept');
     expect(await order(s, 'later@example.com', s.p10)).toMatchObject({ discount: 1, total: 9 });
     const id = (await row(s, 'later@example.com')).id;
     expect((await suspend(s, id)).status).toBe(200);

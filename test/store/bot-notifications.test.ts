@@ -100,16 +100,16 @@ beforeAll(async () => {
   });
   ({ shopA, shopB, keyA, keyB } = await shopPair(t, { a: { name: 'Bot Shop A' }, b: { name: 'Bot Shop B' } }));
 
-  botA = (await createBotAsOperator(t.db, { shopId: shopA, username: 'shop_a_alerts_bot', token: TOKEN_A })).id;
-  botA2 = (await createBotAsOperator(t.db, { shopId: shopA, username: 'shop_a_more_bot', token: TOKEN_A2 })).id;
-  botNoToken = (await createBotAsOperator(t.db, { shopId: shopA, username: 'shop_a_silent_bot' })).id;
-  botB = (await createBotAsOperator(t.db, { shopId: shopB, username: 'shop_b_alerts_bot', token: TOKEN_B })).id;
-  await addBotUserAsOperator(t.db, { shopId: shopA, botId: botA, telegramId: '111' });
-  await addBotUserAsOperator(t.db, { shopId: shopA, botId: botA, telegramId: '222', off: 'order_paid' });
-  await addBotUserAsOperator(t.db, { shopId: shopA, botId: botA, telegramId: '333' });
-  await addBotUserAsOperator(t.db, { shopId: shopA, botId: botA2, telegramId: '444' });
-  await addBotUserAsOperator(t.db, { shopId: shopA, botId: botNoToken, telegramId: '555' });
-  await addBotUserAsOperator(t.db, { shopId: shopB, botId: botB, telegramId: '999' });
+  botA = (await createBotAsOperator(t.operator, { shopId: shopA, username: 'shop_a_alerts_bot', token: TOKEN_A })).id;
+  botA2 = (await createBotAsOperator(t.operator, { shopId: shopA, username: 'shop_a_more_bot', token: TOKEN_A2 })).id;
+  botNoToken = (await createBotAsOperator(t.operator, { shopId: shopA, username: 'shop_a_silent_bot' })).id;
+  botB = (await createBotAsOperator(t.operator, { shopId: shopB, username: 'shop_b_alerts_bot', token: TOKEN_B })).id;
+  await addBotUserAsOperator(t.operator, { shopId: shopA, botId: botA, telegramId: '111' });
+  await addBotUserAsOperator(t.operator, { shopId: shopA, botId: botA, telegramId: '222', off: 'order_paid' });
+  await addBotUserAsOperator(t.operator, { shopId: shopA, botId: botA, telegramId: '333' });
+  await addBotUserAsOperator(t.operator, { shopId: shopA, botId: botA2, telegramId: '444' });
+  await addBotUserAsOperator(t.operator, { shopId: shopA, botId: botNoToken, telegramId: '555' });
+  await addBotUserAsOperator(t.operator, { shopId: shopB, botId: botB, telegramId: '999' });
 });
 
 afterAll(async () => {
@@ -226,7 +226,7 @@ test('a review left by a buyer messages the review_created users; events no swit
   await putSwitches(botA, { user_ids: ['333'], notifications: { review_created: false } });
   const order = await completeOrder(shopA, keyA);
   await sql`delete from bot_notifications`.execute(t.db);
-  const review = await createStorefrontReview(t.db, { shopId: shopA, orderId: order.id, rating: '4' });
+  const review = await createStorefrontReview(t.operator, { shopId: shopA, orderId: order.id, rating: '4' });
   clock.set(Date.now()); // the CLI's write runs on the system clock: its messages are due from its time
   await drain();
   expect(sentTo(/review/)).toEqual(['A2:444', 'A:111', 'A:222']);
@@ -433,7 +433,7 @@ test('the token is stored sealed, and never in logs, audit rows or recorded erro
   );
   // A malformed token is refused without echoing it.
   await expect(
-    createBotAsOperator(t.db, { shopId: shopA, username: 'bad_token_bot', token: 'not a token' }),
+    createBotAsOperator(t.operator, { shopId: shopA, username: 'bad_token_bot', token: 'not a token' }),
   ).rejects.toThrow(/--token-stdin \(or BOT_TOKEN\) must be a Telegram bot token/);
   expect(await t.db.selectFrom('messaging_bots').where('username', '=', 'bad_token_bot').selectAll().execute()).toEqual(
     [],

@@ -103,7 +103,7 @@ async function setting(
   options: { list?: string; apiKey?: string; doubleOptIn?: boolean; disabled?: boolean; noSync?: boolean } = {},
 ) {
   if (options.apiKey) keysUsed.push(options.apiKey);
-  return setEmailMarketingAsOperator(t.db, { shopId: shop.id, provider, ...options });
+  return setEmailMarketingAsOperator(t.operator, { shopId: shop.id, provider, ...options });
 }
 
 /** A new customer of the shop, made as a buyer makes one: an order with a new email. */
@@ -395,7 +395,12 @@ test('the key: from stdin or the environment, sealed at rest, kept when not give
   expect((await setting(shop, 'SENDGRID', { list: 'keep' })).id).toBe(out.id);
   expect(await emailMarketingKeyExists(t.db, shop.id, out.id)).toBe(true);
   await expect(
-    setEmailMarketingAsOperator(t.db, { shopId: shop.id, provider: 'SENDGRID', list: 'keep', apiKey: 'has space' }),
+    setEmailMarketingAsOperator(t.operator, {
+      shopId: shop.id,
+      provider: 'SENDGRID',
+      list: 'keep',
+      apiKey: 'has space',
+    }),
   ).rejects.toThrow(/^--api-key-stdin \(or EMAIL_MARKETING_API_KEY\) must be/);
   await buyer(shop, 'kept@example.com');
   await (await syncJob()).runOnce();

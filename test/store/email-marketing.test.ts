@@ -55,17 +55,20 @@ test('every field as the fixture set it; only the shop’s own settings', async 
   const [a, b] = [await newShop(), await newShop()];
   const seeded = await t.seed(
     a.id,
-    parseFixtures({
-      email_marketing: [
-        {
-          provider: 'MAILCHIMP',
-          list_id: 'a1b2c3',
-          double_opt_in: true,
-          sync_customers: false,
-          last_synced_at: '2026-11-22T03:10:00.000Z',
-        },
-      ],
-    }),
+    parseFixtures(
+      {
+        email_marketing: [
+          {
+            provider: 'MAILCHIMP',
+            list_id: 'a1b2c3',
+            double_opt_in: true,
+            sync_customers: false,
+            last_synced_at: '2026-11-22T03:10:00.000Z',
+          },
+        ],
+      },
+      new Date(),
+    ),
   );
   await t.seed(b.id, { email_marketing: [{ provider: 'KLAVIYO', enabled: false }] });
   const res = await list(a.key);
@@ -101,8 +104,8 @@ test('the cursor walk: newest first, ties broken by id, no skip and no repeat at
   const s = await newShop();
   // Two written in one seed share created_at (the tie the id breaks); two more later, one per operator command.
   await t.seed(s.id, { email_marketing: [{ provider: 'MAILCHIMP' }, { provider: 'KLAVIYO' }] });
-  await setEmailMarketingAsOperator(t.db, { shopId: s.id, provider: 'sendgrid', list: 'news' });
-  await setEmailMarketingAsOperator(t.db, { shopId: s.id, provider: 'BREVO' });
+  await setEmailMarketingAsOperator(t.operator, { shopId: s.id, provider: 'sendgrid', list: 'news' });
+  await setEmailMarketingAsOperator(t.operator, { shopId: s.id, provider: 'BREVO' });
   const rows = await rowsOf(s.id);
   expect(rows).toHaveLength(4);
   const expected = [...rows]
@@ -115,7 +118,7 @@ test('the cursor walk: newest first, ties broken by id, no skip and no repeat at
   }
   // A setting written again keeps its place (id and created_at), so a walk in progress does not see it twice.
   const first = await list(s.key, { limit: 2 });
-  await setEmailMarketingAsOperator(t.db, { shopId: s.id, provider: 'MAILCHIMP', disabled: true });
+  await setEmailMarketingAsOperator(t.operator, { shopId: s.id, provider: 'MAILCHIMP', disabled: true });
   const rest = await list(s.key, { limit: 2, cursor: first.body.pagination.next_cursor });
   const seen = [...first.body.data, ...rest.body.data].map((x: { id: string }) => x.id);
   expect(seen).toEqual(expected);
@@ -178,8 +181,8 @@ describe('fixtures', () => {
       { email_marketing: [{ provider: 'BREVO', last_synced_at: 'yesterday' }] },
       { email_marketing: [{ provider: 'BREVO', extra: true }] },
     ];
-    for (const value of bad) expect(() => parseFixtures(value)).toThrow(FixtureError);
-    expect(() => parseFixtures(bad[0])).toThrow(/email_marketing\/1\/provider repeats/);
+    for (const value of bad) expect(() => parseFixtures(value, new Date())).toThrow(FixtureError);
+    expect(() => parseFixtures(bad[0], new Date())).toThrow(/email_marketing\/1\/provider repeats/);
   });
 
   test('a provider the shop already has is set to what the file says, keeping its id', async () => {
@@ -205,7 +208,7 @@ test('the example of docs/fixtures.md seeds: two settings, a bot with two users 
   const doc = readFileSync(join(__dirname, '..', '..', 'docs', 'fixtures.md'), 'utf8');
   const section = doc.slice(doc.indexOf('## Email marketing and messaging bots'));
   const start = section.indexOf('```json') + 7;
-  const fixtures = parseFixtures(JSON.parse(section.slice(start, section.indexOf('```', start))));
+  const fixtures = parseFixtures(JSON.parse(section.slice(start, section.indexOf('```', start))), new Date());
   const s = await newShop();
   const seeded = await t.seed(s.id, fixtures);
   expect(seeded.emailMarketingSettings).toHaveLength(2);
@@ -236,15 +239,15 @@ test('the example of docs/fixtures.md seeds: two settings, a bot with two users 
 
 test('the operator’s `email-marketing set`: refusals name the option and write nothing', async () => {
   const s = await newShop();
-  await setEmailMarketingAsOperator(t.db, { shopId: s.id, provider: 'brevo', list: 'one' });
+  await setEmailMarketingAsOperator(t.operator, { shopId: s.id, provider: 'brevo', list: 'one' });
   const before = await rowsOf(s.id);
-  await expect(setEmailMarketingAsOperator(t.db, { shopId: s.id, provider: 'aweber' })).rejects.toThrow(
+  await expect(setEmailMarketingAsOperator(t.operator, { shopId: s.id, provider: 'aweber' })).rejects.toThrow(
     /^--provider must be one of MAILCHIMP, KLAVIYO, SENDGRID, BREVO$/,
   );
   await expect(
-    setEmailMarketingAsOperator(t.db, { shopId: s.id, provider: 'BREVO', list: 'has space' }),
+    setEmailMarketingAsOperator(t.operator, { shopId: s.id, provider: 'BREVO', list: 'has space' }),
   ).rejects.toThrow(/^--list must be 1 to 200 visible ASCII characters$/);
-  await expect(setEmailMarketingAsOperator(t.db, { shopId: 'shop_nope', provider: 'BREVO' })).rejects.toThrow(
+  await expect(setEmailMarketingAsOperator(t.operator, { shopId: 'shop_nope', provider: 'BREVO' })).rejects.toThrow(
     'No shop with id shop_nope',
   );
   expect(await rowsOf(s.id)).toEqual(before);

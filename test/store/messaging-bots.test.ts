@@ -34,20 +34,23 @@ async function newShop(): Promise<Shop> {
   const key = (await t.createKey(id, ['messaging.write'])).key;
   const seeded = await t.seed(
     id,
-    parseFixtures({
-      messaging_bots: [
-        {
-          username: '@shop_bot',
-          name: 'Shop alerts',
-          users: [
-            { telegram_user_id: '111', username: 'ann', notifications: { stock_low: false } },
-            { telegram_user_id: '222' },
-            { telegram_user_id: '333' },
-          ],
-        },
-        { username: 'other_bot', users: [{ telegram_user_id: '111' }, { telegram_user_id: '444' }] },
-      ],
-    }),
+    parseFixtures(
+      {
+        messaging_bots: [
+          {
+            username: '@shop_bot',
+            name: 'Shop alerts',
+            users: [
+              { telegram_user_id: '111', username: 'ann', notifications: { stock_low: false } },
+              { telegram_user_id: '222' },
+              { telegram_user_id: '333' },
+            ],
+          },
+          { username: 'other_bot', users: [{ telegram_user_id: '111' }, { telegram_user_id: '444' }] },
+        ],
+      },
+      new Date(),
+    ),
   );
   const [bot, other] = seeded.messagingBots as [string, string];
   return { id, key, bot, other };
@@ -222,26 +225,31 @@ describe('bots and users from the operator and fixtures', () => {
   test('created by the operator functions, used by the API; refusals write nothing', async () => {
     const id = await t.createShop({ name: 'Operator bots' });
     const key = (await t.createKey(id, ['messaging.write'])).key;
-    const bot = await createBotAsOperator(t.db, { shopId: id, username: 'Alerts_Bot', name: 'Alerts' });
+    const bot = await createBotAsOperator(t.operator, { shopId: id, username: 'Alerts_Bot', name: 'Alerts' });
     expect(bot).toMatchObject({ username: 'Alerts_Bot', name: 'Alerts' });
-    const user = await addBotUserAsOperator(t.db, { shopId: id, botId: bot.id, telegramId: '42', off: 'order_paid' });
+    const user = await addBotUserAsOperator(t.operator, {
+      shopId: id,
+      botId: bot.id,
+      telegramId: '42',
+      off: 'order_paid',
+    });
     expect(user.notifications).toEqual({ ...allOn, order_paid: false });
     const other = await newShop();
     const before = await everything();
-    await expect(createBotAsOperator(t.db, { shopId: id, username: 'alerts_bot' })).rejects.toThrow(
+    await expect(createBotAsOperator(t.operator, { shopId: id, username: 'alerts_bot' })).rejects.toThrow(
       /already has a bot/,
     );
-    await expect(createBotAsOperator(t.db, { shopId: id, username: 'alerts' })).rejects.toThrow(/--username/);
-    await expect(addBotUserAsOperator(t.db, { shopId: id, botId: bot.id, telegramId: '42' })).rejects.toThrow(
+    await expect(createBotAsOperator(t.operator, { shopId: id, username: 'alerts' })).rejects.toThrow(/--username/);
+    await expect(addBotUserAsOperator(t.operator, { shopId: id, botId: bot.id, telegramId: '42' })).rejects.toThrow(
       /already has/,
     );
-    await expect(addBotUserAsOperator(t.db, { shopId: id, botId: bot.id, telegramId: '-5' })).rejects.toThrow(
+    await expect(addBotUserAsOperator(t.operator, { shopId: id, botId: bot.id, telegramId: '-5' })).rejects.toThrow(
       /--telegram-id/,
     );
     await expect(
-      addBotUserAsOperator(t.db, { shopId: id, botId: bot.id, telegramId: '43', off: 'shipped' }),
+      addBotUserAsOperator(t.operator, { shopId: id, botId: bot.id, telegramId: '43', off: 'shipped' }),
     ).rejects.toThrow(/--off/);
-    await expect(addBotUserAsOperator(t.db, { shopId: id, botId: other.bot, telegramId: '43' })).rejects.toThrow(
+    await expect(addBotUserAsOperator(t.operator, { shopId: id, botId: other.bot, telegramId: '43' })).rejects.toThrow(
       /not found/i,
     );
     expect(await everything()).toEqual(before);
@@ -260,8 +268,8 @@ describe('bots and users from the operator and fixtures', () => {
       },
       { messaging_bots: [{ username: 'ok_bot', token: 'x' }] },
     ];
-    for (const value of bad) expect(() => parseFixtures(value)).toThrow(FixtureError);
-    expect(() => parseFixtures(bad[1])).toThrow(/messaging_bots\/1\/username repeats/);
+    for (const value of bad) expect(() => parseFixtures(value, new Date())).toThrow(FixtureError);
+    expect(() => parseFixtures(bad[1], new Date())).toThrow(/messaging_bots\/1\/username repeats/);
   });
 });
 

@@ -411,15 +411,18 @@ describe('fixtures', () => {
     const s = await newShop('free'); // fixtures set a shop up: the plan gates the API, not the operator
     const seeded = await t.seed(
       s.id,
-      parseFixtures({
-        store_branding: { name: 'Seeded', primary_color: '#ABCDEF', logo_url: 'https://cdn.example.com/l.png' },
-        store_layout: { product_grid_columns: 2, footer_links: [{ url: 'https://example.com/x', label: 'X' }] },
-        store_domains: [
-          { domain: 'pending.example.com' },
-          { domain: 'Verified.Example.com', status: 'VERIFIED', created_at: '2026-11-01T00:00:00Z' },
-          { domain: 'failed.example.com', status: 'FAILED' },
-        ],
-      }),
+      parseFixtures(
+        {
+          store_branding: { name: 'Seeded', primary_color: '#ABCDEF', logo_url: 'https://cdn.example.com/l.png' },
+          store_layout: { product_grid_columns: 2, footer_links: [{ url: 'https://example.com/x', label: 'X' }] },
+          store_domains: [
+            { domain: 'pending.example.com' },
+            { domain: 'Verified.Example.com', status: 'VERIFIED', created_at: '2026-11-01T00:00:00Z' },
+            { domain: 'failed.example.com', status: 'FAILED' },
+          ],
+        },
+        new Date(),
+      ),
     );
     expect(seeded.storeDomains).toHaveLength(3);
     expect((await getBranding(s)).body.data).toMatchObject({
@@ -465,8 +468,8 @@ describe('fixtures', () => {
       '/store_domains/0/status',
     ],
   ])('parseFixtures refuses %s', (_name, value, message) => {
-    expect(() => parseFixtures(value)).toThrow(FixtureError);
-    expect(() => parseFixtures(value)).toThrow(message);
+    expect(() => parseFixtures(value, new Date())).toThrow(FixtureError);
+    expect(() => parseFixtures(value, new Date())).toThrow(message);
   });
 
   test('a seed that breaks a rule against the database rolls back whole', async () => {
@@ -476,10 +479,13 @@ describe('fixtures', () => {
     await expect(
       t.seed(
         s.id,
-        parseFixtures({
-          store_branding: { name: 'Never' },
-          store_domains: [{ domain: 'fine.example.com' }, { domain: 'taken.example.com', status: 'VERIFIED' }],
-        }),
+        parseFixtures(
+          {
+            store_branding: { name: 'Never' },
+            store_domains: [{ domain: 'fine.example.com' }, { domain: 'taken.example.com', status: 'VERIFIED' }],
+          },
+          new Date(),
+        ),
       ),
     ).rejects.toThrow('/store_domains/1/domain taken.example.com is already verified by another shop');
     expect(await settingsRows(s)).toEqual([]);

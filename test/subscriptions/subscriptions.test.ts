@@ -475,14 +475,14 @@ describe('fixtures', () => {
     const doc = readFileSync(join(__dirname, '..', '..', 'docs', 'fixtures.md'), 'utf8');
     const section = doc.slice(doc.indexOf('## Subscriptions'));
     const json = section.slice(section.indexOf('```json') + 7, section.indexOf('```', section.indexOf('```json') + 7));
-    const fixtures = parseFixtures(JSON.parse(json));
+    const fixtures = parseFixtures(JSON.parse(json), clock.now());
     const shop = await t.createShop({ name: 'Fixture shop' });
     const key = (await t.createKey(shop, ['*'])).key;
     const seeded = await t.seed(shop, fixtures);
     expect(seeded.subscriptions).toHaveLength(2);
     const subs = (await list('', key)).body.data as Record<string, unknown>[];
     const byId = new Map(subs.map((s) => [s.id, s]));
-    // Started 2026-09-15 monthly: paid up to the period holding the seeding time (the real clock of `seed`).
+    // Started 2026-09-15 monthly: paid up to the period holding the seeding time (the app's clock, which `seed` reads).
     const first = byId.get(seeded.subscriptions[0])!;
     expect(first).toMatchObject({
       status: 'ACTIVE',
@@ -491,7 +491,7 @@ describe('fixtures', () => {
       custom_fields: { discord: 'ada#1234' },
     });
     expect(first.created_at).toBe(seconds('2026-09-15T00:00:00Z'));
-    const now = Date.now() / 1000;
+    const now = clock.now().getTime() / 1000;
     expect(first.current_period_start as number).toBeLessThanOrEqual(now);
     expect(first.current_period_end as number).toBeGreaterThan(now);
     expect(new Date((first.current_period_start as number) * 1000).getUTCDate()).toBe(15);
@@ -532,7 +532,7 @@ describe('fixtures', () => {
     };
     let message = '';
     try {
-      parseFixtures(bad);
+      parseFixtures(bad, new Date());
     } catch (err) {
       expect(err).toBeInstanceOf(FixtureError);
       message = (err as Error).message;
@@ -548,15 +548,18 @@ describe('fixtures', () => {
     ])
       expect(message).toContain(problem);
     // The schema: billing only on a SUBSCRIPTION product, resume_at only when PAUSED.
-    expect(() => parseFixtures({ products: [{ title: 'S', price: '1', billing: { interval: 'MONTH' } }] })).toThrow(
-      FixtureError,
-    );
     expect(() =>
-      parseFixtures({
-        products: [{ title: 'P', type: 'SUBSCRIPTION', price: '1' }],
-        customers: [{ email: 'y@example.com' }],
-        subscriptions: [{ customer: 'y@example.com', product: 'P', resume_at: '2030-01-01T00:00:00Z' }],
-      }),
+      parseFixtures({ products: [{ title: 'S', price: '1', billing: { interval: 'MONTH' } }] }, new Date()),
+    ).toThrow(FixtureError);
+    expect(() =>
+      parseFixtures(
+        {
+          products: [{ title: 'P', type: 'SUBSCRIPTION', price: '1' }],
+          customers: [{ email: 'y@example.com' }],
+          subscriptions: [{ customer: 'y@example.com', product: 'P', resume_at: '2030-01-01T00:00:00Z' }],
+        },
+        new Date(),
+      ),
     ).toThrow(FixtureError);
   });
 });

@@ -261,7 +261,7 @@ describe('the SANDBOX gateway page', () => {
 describe('an open dispute holds the order', () => {
   test('refund (ORDER_NOT_REFUNDABLE), completion, item fulfillment and a second dispute are refused; nothing changes', async () => {
     const order = await seedOrder(shopA);
-    await openSandboxDispute(t.db, { shopId: shopA, orderId: order.id, reason: 'product_not_received' });
+    await openSandboxDispute(t.operator, { shopId: shopA, orderId: order.id, reason: 'product_not_received' });
     const before = await state(order.id);
     expect(before.status).toBe('DISPUTED');
     expect(before.disputes).toHaveLength(1);
@@ -285,7 +285,7 @@ describe('an open dispute holds the order', () => {
     expect(fulfil.status).toBe(400);
     expect(fulfil.body.error.code).toBe('ORDER_NOT_COMPLETED');
 
-    const again = await refusal(openSandboxDispute(t.db, { shopId: shopA, orderId: order.id }));
+    const again = await refusal(openSandboxDispute(t.operator, { shopId: shopA, orderId: order.id }));
     expect(again).toEqual({
       code: 'CONFLICT',
       message: `The order already has an open dispute (${before.disputes[0]!.id}).`,
@@ -295,10 +295,10 @@ describe('an open dispute holds the order', () => {
 
   test('a PARTIALLY_REFUNDED order disputes what remains and goes back to PARTIALLY_REFUNDED when CLOSED', async () => {
     const order = await seedOrder(shopA, { total: '10.00', status: 'PARTIALLY_REFUNDED', refunded: '3.33' });
-    const dispute = await openSandboxDispute(t.db, { shopId: shopA, orderId: order.id });
+    const dispute = await openSandboxDispute(t.operator, { shopId: shopA, orderId: order.id });
     expect(JSON.stringify(dispute.amount)).toBe('6.67');
     expect((await state(order.id)).status).toBe('DISPUTED');
-    const closed = await closeSandboxDispute(t.db, { shopId: shopA, disputeId: dispute.id, outcome: 'closed' });
+    const closed = await closeSandboxDispute(t.operator, { shopId: shopA, disputeId: dispute.id, outcome: 'closed' });
     expect(closed.status).toBe('CLOSED');
     const after = await state(order.id);
     expect(after).toMatchObject({
@@ -308,19 +308,21 @@ describe('an open dispute holds the order', () => {
     });
     expect(after.refunds).toEqual([]);
     // Deciding it again is refused and changes nothing.
-    const twice = await refusal(closeSandboxDispute(t.db, { shopId: shopA, disputeId: dispute.id, outcome: 'LOST' }));
+    const twice = await refusal(
+      closeSandboxDispute(t.operator, { shopId: shopA, disputeId: dispute.id, outcome: 'LOST' }),
+    );
     expect(twice).toEqual({ code: 'CONFLICT', message: `The dispute ${dispute.id} is already decided (CLOSED).` });
     expect(await state(order.id)).toEqual(after);
     // A new dispute may follow a decided one.
-    const second = await openSandboxDispute(t.db, { shopId: shopA, orderId: order.id, reason: 'DUPLICATE' });
+    const second = await openSandboxDispute(t.operator, { shopId: shopA, orderId: order.id, reason: 'DUPLICATE' });
     expect(second.status).toBe('OPEN');
     expect((await state(order.id)).disputes).toHaveLength(2);
   });
 
   test('LOST refunds everything that remains: a chargeback refund, order:refunded, the order REFUNDED', async () => {
     const order = await seedOrder(shopA, { total: '10.00', status: 'PARTIALLY_REFUNDED', refunded: '4.00' });
-    const dispute = await openSandboxDispute(t.db, { shopId: shopA, orderId: order.id, reason: 'FRAUDULENT' });
-    const lost = await closeSandboxDispute(t.db, { shopId: shopA, disputeId: dispute.id, outcome: 'LOST' });
+    const dispute = await openSandboxDispute(t.operator, { shopId: shopA, orderId: order.id, reason: 'FRAUDULENT' });
+    const lost = await closeSandboxDispute(t.operator, { shopId: shopA, disputeId: dispute.id, outcome: 'LOST' });
     expect(lost.status).toBe('LOST');
     const after = await state(order.id);
     expect(after).toMatchObject({ status: 'REFUNDED', payment_status: 'REFUNDED', refunded: '10' });
@@ -338,7 +340,7 @@ describe('an open dispute holds the order', () => {
     expect((await t.http.post(`/dev/v1/orders/${order.id}/refund`).set(bearer(keyA))).body.error.code).toBe(
       'ORDER_NOT_REFUNDABLE',
     );
-    expect((await refusal(openSandboxDispute(t.db, { shopId: shopA, orderId: order.id }))).code).toBe(
+    expect((await refusal(openSandboxDispute(t.operator, { shopId: shopA, orderId: order.id }))).code).toBe(
       'ORDER_NOT_COMPLETED',
     );
   });
@@ -351,12 +353,12 @@ describe('an open dispute holds the order', () => {
       refunded: '5.00',
       balancePaid: '4.00',
     });
-    const dispute = await openSandboxDispute(t.db, { shopId: shopA, orderId: order.id });
+    const dispute = await openSandboxDispute(t.operator, { shopId: shopA, orderId: order.id });
     expect(JSON.stringify(dispute.amount)).toBe('5');
     // All paid from the wallet: the gateway holds nothing to dispute.
     const walletOnly = await seedOrder(shopA, { total: '10.00', balancePaid: '10.00' });
     const before = await state(walletOnly.id);
-    expect(await refusal(openSandboxDispute(t.db, { shopId: shopA, orderId: walletOnly.id }))).toEqual({
+    expect(await refusal(openSandboxDispute(t.operator, { shopId: shopA, orderId: walletOnly.id }))).toEqual({
       code: 'ORDER_NOT_COMPLETED',
       message: 'Nothing the gateway took remains paid on this order: nothing to dispute.',
     });
@@ -385,7 +387,10 @@ describe('refusals of the gateway (CLI) write nothing', () => {
     const order = await seedOrder(shopA, { status, refunded: status === 'REFUNDED' ? '10.00' : '0' });
     const before = await state(order.id);
     const count = await disputeCount();
-    expect(await refusal(openSandboxDispute(t.db, { shopId: shopA, orderId: order.id }))).toEqual({ code, message });
+    expect(await refusal(openSandboxDispute(t.operator, { shopId: shopA, orderId: order.id }))).toEqual({
+      code,
+      message,
+    });
     expect(await state(order.id)).toEqual(before);
     expect(await disputeCount()).toBe(count);
   });
@@ -399,38 +404,41 @@ describe('refusals of the gateway (CLI) write nothing', () => {
     const before = await states();
     const count = await disputeCount();
 
-    expect(await refusal(openSandboxDispute(t.db, { shopId: shopA, orderId: stripe.id }))).toEqual({
+    expect(await refusal(openSandboxDispute(t.operator, { shopId: shopA, orderId: stripe.id }))).toEqual({
       code: 'GATEWAY_NOT_AVAILABLE',
       message: 'The order was paid through STRIPE; only that gateway can dispute it, not SANDBOX.',
     });
-    expect((await refusal(openSandboxDispute(t.db, { shopId: shopA, orderId: manual.id }))).code).toBe(
+    expect((await refusal(openSandboxDispute(t.operator, { shopId: shopA, orderId: manual.id }))).code).toBe(
       'GATEWAY_NOT_AVAILABLE',
     );
     // Another shop's order is not found, like a missing one.
-    expect((await refusal(openSandboxDispute(t.db, { shopId: shopA, orderId: ofB.id }))).code).toBe(
+    expect((await refusal(openSandboxDispute(t.operator, { shopId: shopA, orderId: ofB.id }))).code).toBe(
       'INVOICE_NOT_FOUND',
     );
-    expect((await refusal(openSandboxDispute(t.db, { shopId: shopA, orderId: 'ord_missing' }))).code).toBe(
+    expect((await refusal(openSandboxDispute(t.operator, { shopId: shopA, orderId: 'ord_missing' }))).code).toBe(
       'INVOICE_NOT_FOUND',
     );
-    expect(await refusal(openSandboxDispute(t.db, { shopId: shopA, orderId: mine.id, reason: 'bored' }))).toEqual({
-      code: 'ADMIN',
-      message:
-        '--reason must be one of FRAUDULENT, PRODUCT_NOT_RECEIVED, PRODUCT_UNACCEPTABLE, DUPLICATE, SUBSCRIPTION_CANCELED, CREDIT_NOT_PROCESSED, GENERAL',
-    });
-    expect(await refusal(openSandboxDispute(t.db, { shopId: 'shop_missing', orderId: mine.id }))).toEqual({
+    expect(await refusal(openSandboxDispute(t.operator, { shopId: shopA, orderId: mine.id, reason: 'bored' }))).toEqual(
+      {
+        code: 'ADMIN',
+        message:
+          '--reason must be one of FRAUDULENT, PRODUCT_NOT_RECEIVED, PRODUCT_UNACCEPTABLE, DUPLICATE, SUBSCRIPTION_CANCELED, CREDIT_NOT_PROCESSED, GENERAL',
+      },
+    );
+    expect(await refusal(openSandboxDispute(t.operator, { shopId: 'shop_missing', orderId: mine.id }))).toEqual({
       code: 'ADMIN',
       message: 'No shop with id shop_missing',
     });
     expect(
-      (await refusal(closeSandboxDispute(t.db, { shopId: shopA, disputeId: 'dsp_missing', outcome: 'WON' }))).code,
+      (await refusal(closeSandboxDispute(t.operator, { shopId: shopA, disputeId: 'dsp_missing', outcome: 'WON' })))
+        .code,
     ).toBe('NOT_FOUND');
     // Another shop's dispute is not found either.
-    const dB = await openSandboxDispute(t.db, { shopId: shopB, orderId: ofB.id });
+    const dB = await openSandboxDispute(t.operator, { shopId: shopB, orderId: ofB.id });
     const afterB = await state(ofB.id);
-    expect((await refusal(closeSandboxDispute(t.db, { shopId: shopA, disputeId: dB.id, outcome: 'WON' }))).code).toBe(
-      'NOT_FOUND',
-    );
+    expect(
+      (await refusal(closeSandboxDispute(t.operator, { shopId: shopA, disputeId: dB.id, outcome: 'WON' }))).code,
+    ).toBe('NOT_FOUND');
     expect(await state(ofB.id)).toEqual(afterB);
     expect(await disputeCount()).toBe(count + 1);
     const after = await states();
@@ -448,9 +456,9 @@ describe('GET /disputes', () => {
     for (const [i, reason] of (['FRAUDULENT', 'DUPLICATE', 'FRAUDULENT'] as const).entries()) {
       clock.set(`2026-11-23T0${i}:00:00Z`);
       const order = await seedOrder(shopC);
-      ids.push((await openSandboxDispute(t.db, { shopId: shopC, orderId: order.id, reason })).id);
+      ids.push((await openSandboxDispute(t.operator, { shopId: shopC, orderId: order.id, reason })).id);
     }
-    await closeSandboxDispute(t.db, { shopId: shopC, disputeId: ids[0]!, outcome: 'WON' });
+    await closeSandboxDispute(t.operator, { shopId: shopC, disputeId: ids[0]!, outcome: 'WON' });
   });
 
   test('newest first, a cursor walk, filters; another shop sees none of them', async () => {
@@ -553,14 +561,20 @@ describe('fixtures', () => {
     // Two open disputes of one order: the file is refused before anything is written (`cli seed` validates first),
     // and the seed itself refuses it too.
     const twice = { disputes: [{ order_id: fresh.id }, { order_id: fresh.id }] };
-    expect(() => parseFixtures(twice)).toThrow('/disputes/1/order_id already has an open dispute in /disputes/0');
+    expect(() => parseFixtures(twice, new Date())).toThrow(
+      '/disputes/1/order_id already has an open dispute in /disputes/0',
+    );
     await expect(t.seed(shopA, twice)).rejects.toThrow(`/disputes/1 The order already has an open dispute (`);
-    expect(() => parseFixtures({ disputes: [{ order_id: fresh.id, status: 'PENDING' }] })).toThrow(FixtureError);
-    expect(() => parseFixtures({ disputes: [{ order_id: 'not an id' }] })).toThrow(FixtureError);
-    expect(() => parseFixtures({ disputes: [{ order_id: fresh.id, reason: 'BORED' }] })).toThrow(FixtureError);
+    expect(() => parseFixtures({ disputes: [{ order_id: fresh.id, status: 'PENDING' }] }, new Date())).toThrow(
+      FixtureError,
+    );
+    expect(() => parseFixtures({ disputes: [{ order_id: 'not an id' }] }, new Date())).toThrow(FixtureError);
+    expect(() => parseFixtures({ disputes: [{ order_id: fresh.id, reason: 'BORED' }] }, new Date())).toThrow(
+      FixtureError,
+    );
     // A decided dispute may be followed by another of the same order.
     expect(() =>
-      parseFixtures({ disputes: [{ order_id: fresh.id, status: 'WON' }, { order_id: fresh.id }] }),
+      parseFixtures({ disputes: [{ order_id: fresh.id, status: 'WON' }, { order_id: fresh.id }] }, new Date()),
     ).not.toThrow();
     expect(await state(fresh.id)).toEqual(before);
     expect(await disputeCount()).toBe(count);
@@ -614,7 +628,7 @@ describe('races (real PostgreSQL)', () => {
 
     const order = await seedOrder(shopA);
     const ten = await Promise.allSettled(
-      Array.from({ length: 10 }, () => openSandboxDispute(t.db, { shopId: shopA, orderId: order.id })),
+      Array.from({ length: 10 }, () => openSandboxDispute(t.operator, { shopId: shopA, orderId: order.id })),
     );
     expect(ten.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
     const reasons = ten.flatMap((r) => (r.status === 'rejected' ? [(r.reason as ApiError).code] : []));

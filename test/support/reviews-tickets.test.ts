@@ -119,9 +119,9 @@ async function walk(path: string, key: string, limit = 2): Promise<string[]> {
 }
 
 const review = (input: Partial<Parameters<typeof createStorefrontReview>[1]>) =>
-  createStorefrontReview(t.db, { shopId: shopA, orderId: '', rating: '5', ...input });
+  createStorefrontReview(t.operator, { shopId: shopA, orderId: '', rating: '5', ...input });
 const ticket = (input: Partial<Parameters<typeof createStorefrontTicket>[1]>) =>
-  createStorefrontTicket(t.db, {
+  createStorefrontTicket(t.operator, {
     shopId: shopA,
     email: 'ada@example.com',
     subject: 'Where is my key?',
@@ -202,7 +202,7 @@ describe('reviews', () => {
       .where('id', '=', (await order('ada@example.com', [game])).id)
       .returning('id')
       .executeTakeFirstOrThrow();
-    await openSandboxDispute(t.db, { shopId: shopA, orderId: disputed.id });
+    await openSandboxDispute(t.operator, { shopId: shopA, orderId: disputed.id });
     expect((await refusal(review({ orderId: disputed.id }))).message).toContain('The order is DISPUTED');
     expect(await written()).toEqual(before);
   });
@@ -263,7 +263,7 @@ describe('reviews', () => {
       clock.set(`2026-11-23T0${i}:00:00Z`);
       const o = await order(`c${i}@example.com`, [product], { key: keyCAll });
       orders.push(o.id);
-      ids.push((await createStorefrontReview(t.db, { shopId: shopC, orderId: o.id, rating })).id);
+      ids.push((await createStorefrontReview(t.operator, { shopId: shopC, orderId: o.id, rating })).id);
     }
     expect(await walk('/dev/v1/reviews', keyC)).toEqual([...ids].reverse());
     expect(await walk('/dev/v1/reviews?filters=rating:5', keyC, 1)).toEqual([ids[2], ids[0]]);
@@ -359,7 +359,7 @@ describe('tickets', () => {
     ).entries()) {
       ids.push(
         (
-          await createStorefrontTicket(t.db, {
+          await createStorefrontTicket(t.operator, {
             shopId: shopC,
             email,
             subject: `Ticket ${i}`,
@@ -481,7 +481,7 @@ describe('fixtures', () => {
       { tickets: [{ email: 'bob@example.com', subject: 's', message: 'm', priority: 'URGENT' }] },
       { tickets: [{ email: 'bob@example.com', subject: '   ', message: 'm' }] },
     ]) {
-      expect(() => parseFixtures(bad)).toThrow(FixtureError);
+      expect(() => parseFixtures(bad, new Date())).toThrow(FixtureError);
     }
   });
 });

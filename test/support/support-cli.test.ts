@@ -12,6 +12,7 @@ import { loadConfig } from '../../src/config';
 import { inProcessCli, type Cli } from '../helpers/cli';
 import { bearer, contractClient, memoryLogger } from '../helpers/test-app';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database';
+import { systemClock } from '../../src/platform/clock';
 
 let dir: string;
 let database: TestDatabase;
@@ -30,6 +31,7 @@ afterAll(async () => {
 /** The app on the CLI's database. */
 async function withApp(fn: (app: Express) => Promise<void>): Promise<void> {
   const app = await createApp({
+    clock: systemClock,
     db: database.db,
     config: loadConfig({ PUBLIC_URL: 'http://api.test' }),
     logger: memoryLogger().logger,

@@ -237,7 +237,7 @@ describe('themes on retired bases (fixtures) keep working', () => {
   });
 
   test('the fixture format checks every revision against its base schema, the settings, and one live theme', () => {
-    const bad = (themes: unknown[]) => () => parseFixtures({ themes });
+    const bad = (themes: unknown[]) => () => parseFixtures({ themes }, new Date());
     expect(bad([{ name: 'Bad', base: 'vault', revisions: [{ sections: [{ type: 'countdown' }] }] }])).toThrow(
       /\/themes\/0\/revisions\/0 sections\[0\]\.type must be one of: hero, text, product_grid, announcement, banner/,
     );
@@ -252,7 +252,7 @@ describe('themes on retired bases (fixtures) keep working', () => {
     ).toThrow(/at most one theme may be live/);
     expect(bad([{ name: 'C', base: 'default', published_revision: 2 }])).toThrow(/published_revision/);
     expect(bad([{ name: 'D', base: 'neon' }])).toThrow(FixtureError);
-    expect(parseFixtures({ themes: retired.map((base) => ({ name: base, base })) }).themes).toHaveLength(5);
+    expect(parseFixtures({ themes: retired.map((base) => ({ name: base, base })) }, new Date()).themes).toHaveLength(5);
   });
 });
 
