@@ -74,7 +74,7 @@ async function main(): Promise<void> {
   const worker = config.webhookWorker ? await createWorker(database.db, config, logger, systemClock) : undefined;
   worker?.start();
   // Expired idempotency keys (past their 24 h replay window) are deleted every 10 minutes.
-  const stopIdempotencyPurge = scheduleIdempotencyPurge(database.db, logger);
+  const stopIdempotencyPurge = scheduleIdempotencyPurge(database.db, logger, systemClock);
 
   // Human-facing start banner on stdout (the demo key is shown this once, on the first start only).
   console.log(

@@ -36,7 +36,7 @@ export async function liveCredentialWithShopByHash(
   db: Kysely<Database>,
   tokenHash: string,
   /** The injectable clock's time (an access token's expiry is judged by it, as it was set by it). */
-  now: Date = new Date(),
+  now: Date,
 ): Promise<CredentialWithShop | undefined> {
   // Built and compiled on the first call only (db/queries/prepared.ts): this runs on every request.
   liveByHash ??= prepare(['tokenHash', 'now'], (db, tokenHash, now) =>

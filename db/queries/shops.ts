@@ -1,5 +1,5 @@
 // Shops: the tenant every other row belongs to.
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Database, Shop } from '../tables';
 
 export async function insertShop(
@@ -21,7 +21,7 @@ export async function updateShopStatus(
 ): Promise<Shop | undefined> {
   return db
     .updateTable('shops')
-    .set({ status, updated_at: new Date() })
+    .set({ status, updated_at: sql<Date>`now()` })
     .where('id', '=', id)
     .returningAll()
     .executeTakeFirst();
@@ -43,7 +43,7 @@ export async function updateShopTax(
 ): Promise<Shop | undefined> {
   return db
     .updateTable('shops')
-    .set({ tax_rate: tax.rate, tax_inclusive: tax.inclusive, updated_at: new Date() })
+    .set({ tax_rate: tax.rate, tax_inclusive: tax.inclusive, updated_at: sql<Date>`now()` })
     .where('id', '=', id)
     .returningAll()
     .executeTakeFirst();

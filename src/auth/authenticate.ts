@@ -28,7 +28,7 @@ export async function authenticate(
   db: Kysely<Database>,
   authorization: string | undefined,
   /** The injectable clock's time: an OAuth access token is refused from its expiry on. */
-  now: Date = new Date(),
+  now: Date,
 ): Promise<AuthContext | CredentialProblem> {
   if (authorization === undefined || authorization.trim() === '') return 'missing';
   const token = bearerToken(authorization);

@@ -48,6 +48,7 @@ import { ApiError, ValidationError } from '../errors';
 import type { Logger } from '../logger';
 import type { Effects, UnitOfWork, WriteOrigin } from './unit-of-work';
 import type { SecretBox } from './secret-box';
+import type { Clock } from './clock';
 
 export type { StoredResponse } from '../../db/queries/idempotency-keys';
 
@@ -133,10 +134,7 @@ export function replayableHeaders(headers: Record<string, string> | undefined): 
 }
 
 /** Deletes the keys whose replay window ended by `now`; returns how many. */
-export async function purgeExpiredIdempotencyKeys(
-  db: Kysely<Database>,
-  now: number | Date = Date.now(),
-): Promise<number> {
+export async function purgeExpiredIdempotencyKeys(db: Kysely<Database>, now: number | Date): Promise<number> {
   return deleteExpiredIdempotencyKeys(db, now instanceof Date ? now : new Date(now));
 }
 
@@ -144,9 +142,10 @@ export async function purgeExpiredIdempotencyKeys(
 export function scheduleIdempotencyPurge(
   db: Kysely<Database>,
   logger: Logger,
-  options: { intervalMs?: number; now?: () => number } = {},
+  clock: Clock,
+  options: { intervalMs?: number } = {},
 ): () => void {
-  const now = options.now ?? Date.now;
+  const now = () => clock.now();
   let running = false;
   const timer = setInterval(() => {
     if (running) return;

@@ -18,7 +18,7 @@ test('a credential deleted after authentication: both views answer 401', async (
   const db = database.db;
   const shop = await admin.createShop(db, { name: 'Gone', plan: 'pro' });
   const { id, key } = await admin.createApiKey(db, { shopId: shop.id, scopes: ['orders.read'], name: 'k' });
-  const auth = (await liveCredentialWithShopByHash(db, hashCredential(key)))!;
+  const auth = (await liveCredentialWithShopByHash(db, hashCredential(key), new Date()))!;
   expect(await accountOf(db, auth)).toMatchObject({ id: shop.id, name: 'Gone', currency: 'USD' });
   expect(await capabilitiesOf(db, auth)).toMatchObject({
     scopes: ['orders.read'],

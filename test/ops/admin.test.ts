@@ -122,7 +122,7 @@ describe('API keys', () => {
       revoked_at: null,
     });
     expect(JSON.stringify(row)).not.toContain(created.key);
-    expect(await liveCredentialWithShopByHash(db(), hashCredential(created.key))).toMatchObject({
+    expect(await liveCredentialWithShopByHash(db(), hashCredential(created.key), new Date())).toMatchObject({
       credential: { id: created.id, scopes: ['orders.read'] },
       shop: { id: shop.id },
     });
@@ -176,7 +176,7 @@ describe('API keys', () => {
     const revoked = await admin.revokeApiKey(db(), id);
     expect(revoked.id).toBe(id);
     expect(Date.now() - Date.parse(revoked.revoked_at!)).toBeLessThan(60_000);
-    expect(await liveCredentialWithShopByHash(db(), hashCredential(key))).toBeUndefined();
+    expect(await liveCredentialWithShopByHash(db(), hashCredential(key), new Date())).toBeUndefined();
     await expect(admin.revokeApiKey(db(), id)).rejects.toThrow(new admin.AdminError(`No live key with id ${id}`));
     await expect(admin.revokeApiKey(db(), 'key_nope')).rejects.toThrow(admin.AdminError);
   });
@@ -223,7 +223,7 @@ describe('createDemo', () => {
     expect(demo.products).toHaveLength(admin.demoFixtures.products!.length);
     const titles = await db().selectFrom('products').select('title').where('shop_id', '=', demo.shop_id).execute();
     expect(titles.map((p) => p.title).sort()).toEqual(admin.demoFixtures.products!.map((p) => p.title).sort());
-    const auth = await liveCredentialWithShopByHash(db(), hashCredential(demo.key));
+    const auth = await liveCredentialWithShopByHash(db(), hashCredential(demo.key), new Date());
     expect(auth).toMatchObject({ credential: { id: demo.key_id, scopes: ['*'] }, shop: { id: demo.shop_id } });
     const keys = await admin.listApiKeys(db(), demo.shop_id);
     expect(keys.map((k) => k.name)).toEqual(['demo']);

@@ -8,6 +8,7 @@ import {
   REPLAY_WINDOW_MS,
   scheduleIdempotencyPurge,
 } from '../../src/platform/idempotency';
+import { ManualClock, systemClock } from '../../src/platform/clock';
 import { memoryLogger } from '../helpers/test-app';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database';
 
@@ -60,7 +61,7 @@ test('scheduled: purges in the background at each interval with the clock given,
   const { logger, logs } = memoryLogger();
   await keyExpiringAt('d-expired', T - 1000);
   await keyExpiringAt('e-kept', T + 1000);
-  const stop = scheduleIdempotencyPurge(database.db, logger, { intervalMs: 30, now: () => T });
+  const stop = scheduleIdempotencyPurge(database.db, logger, new ManualClock(T), { intervalMs: 30 });
   try {
     await until(async () => (await keys()).length === 1);
     expect(await keys()).toEqual(['e-kept']);
@@ -89,7 +90,7 @@ test('a failing purge is logged as a warning and the schedule carries on', async
       throw new Error('database unreachable');
     },
   } as unknown as TestDatabase['db'];
-  const stop = scheduleIdempotencyPurge(broken, logger, { intervalMs: 20 });
+  const stop = scheduleIdempotencyPurge(broken, logger, systemClock, { intervalMs: 20 });
   try {
     await until(async () => logs.filter((l) => l.message === 'idempotency purge failed').length >= 2);
   } finally {
