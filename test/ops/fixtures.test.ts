@@ -1,6 +1,10 @@
 // The fixture format of `cli seed`: serials and customers are validated (schema and cross-field rules) before
 // anything is written.
 import { FixtureError, parseFixtures } from '../../src/ops/fixtures/fixtures';
+import type { Transaction } from 'kysely';
+import type { Database } from '../../db/tables';
+import { seedWrite } from '../../src/ops/fixtures/seed-write';
+import { ManualClock } from '../../src/platform/clock';
 
 const bad = (value: unknown) => () => parseFixtures(value, new Date());
 
@@ -71,4 +75,12 @@ test.each([
 ])('rejects %s', (_name, value, message) => {
   expect(bad(value)).toThrow(FixtureError);
   expect(bad(value)).toThrow(message);
+});
+
+test('a fixture write refuses a side effect rather than losing it (seeding writes none)', () => {
+  const w = seedWrite({} as Transaction<Database>, 'shop_x', new ManualClock('2026-11-25T00:00:00Z'));
+  expect(w.now.toISOString()).toBe('2026-11-25T00:00:00.000Z');
+  expect(() => w.effects.emit('order:created', {})).toThrow('a fixture write recorded the event order:created');
+  expect(() => w.effects.mail({ to: 'a@example.com', template: 'receipt', data: {} })).toThrow(/queued mail/);
+  expect(() => w.effects.audit({ action: 'x', resourceType: 'y', resourceId: 'z' })).toThrow(/audit line/);
 });
