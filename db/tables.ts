@@ -127,6 +127,11 @@ export interface ShopsTable {
   tax_rate: Generated<string>;
   /** `true`: prices contain the tax; `false`: it is added on top. */
   tax_inclusive: Generated<boolean>;
+  /** `false`: the test twin of the live shop `live_shop_id` (db/migrations/0028_test_mode.ts). */
+  livemode: Generated<boolean>;
+  live_shop_id: ColumnType<string | null, string | null | undefined, never>;
+  /** How far the shop's clock runs ahead of real time: 0 for live shops; a test shop's test clock moves it. */
+  clock_offset_ms: ColumnType<string, string | number | undefined, string | number>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -1210,6 +1215,8 @@ export interface EventsTable {
    * amounts beyond a double's precision; the webhook body and the events API send these bytes unchanged.
    */
   data: string;
+  /** The mode of the shop that wrote it (`false`: a test shop's), stamped at insert; the webhook body says it. */
+  livemode: Generated<boolean>;
   created_at: Timestamp;
 }
 

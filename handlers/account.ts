@@ -1,5 +1,6 @@
 import { authorizationPage } from '../src/auth/consent';
 import { accountOf, capabilitiesOf } from '../src/domain/account/account';
+import { advanceTestClock as advance, testClockOf } from '../src/domain/account/test-mode';
 import { approveAuthorization } from '../src/domain/account/oauth-approval';
 import { oauthServerMetadata } from '../src/domain/account/oauth-metadata';
 import { exchangeToken, noStoreHeaders, oauthErrorResult, revokeToken } from '../src/domain/account/oauth-tokens';
@@ -11,6 +12,15 @@ export const getAccount: OperationHandler<'getAccount'> = async ({ db, auth }) =
 
 export const getCapabilities: OperationHandler<'getCapabilities'> = async ({ db, auth }) => ({
   data: await capabilitiesOf(db, auth),
+});
+
+// The request's clock is already the shop's (src/http/api.ts); the view adds the offset to real time itself.
+export const getTestClock: OperationHandler<'getTestClock'> = async ({ auth, services }) => ({
+  data: testClockOf(auth, services.realClock.now()),
+});
+
+export const advanceTestClock: OperationHandler<'advanceTestClock'> = async ({ write, auth, body, services }) => ({
+  data: await advance(write.trx, auth, body.seconds, services.realClock.now()),
 });
 
 // GET /oauth/authorize: the hosted consent page (HTML). Its forms post to src/pages/consent/router.ts.

@@ -24,6 +24,8 @@ export { notImplemented };
 export const handlers: HandlerMap = {
   getAccount: account.getAccount,
   getCapabilities: account.getCapabilities,
+  getTestClock: account.getTestClock,
+  advanceTestClock: account.advanceTestClock,
   startOAuthAuthorization: account.startOAuthAuthorization,
   approveOAuthAuthorization: account.approveOAuthAuthorization,
   exchangeOAuthToken: account.exchangeOAuthToken,

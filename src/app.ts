@@ -73,7 +73,7 @@ export async function createApp(options: AppOptions): Promise<express.Express> {
     db,
     readDb: db.withPlugin(new ReadOnlyPlugin()),
     unitOfWork,
-    services: { config, logger, cursors, clock, secrets },
+    services: { config, logger, cursors, clock, realClock: clock, secrets },
     handlers: { ...defaultHandlers, ...options.handlers } as HandlerMap,
     limiter,
     idempotency: new Idempotency(db, unitOfWork, {
@@ -109,7 +109,7 @@ export async function createApp(options: AppOptions): Promise<express.Express> {
     }
   });
   app.use(docsRouter());
-  app.use(checkoutRouter({ db, unitOfWork, services: { config, logger, cursors, clock, secrets } }));
+  app.use(checkoutRouter({ db, unitOfWork, services: { config, logger, cursors, clock, realClock: clock, secrets } }));
   app.use(await consentRouter({ db, unitOfWork, services: { config, logger, clock }, limiter }));
   app.use(themePreviewRouter({ db, services: { clock, logger } }));
   app.use(analyticsDownloadRouter({ db, clock }));

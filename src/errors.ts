@@ -192,6 +192,11 @@ export const errorCatalog = {
     message: 'Event not found.',
     doc: 'No event with this id exists in this shop. An event id is the `webhook-id` header of its deliveries.',
   },
+  TEST_CLOCK_NOT_FOUND: {
+    status: 404,
+    message: 'Test clock not found.',
+    doc: 'Live mode has no test clock: a live shop always runs on real time. Test clocks belong to test-mode shops; call `GET /me/test-clock` and `POST /me/test-clock/advance` with a test key (`mdk_test_…`).',
+  },
   THEME_NOT_FOUND: { status: 404, message: 'Theme not found.', doc: 'No theme with this id exists in this shop.' },
   PREVIEW_SESSION_NOT_FOUND: {
     status: 404,

@@ -28,6 +28,7 @@ import * as m0024 from './0024_email_marketing_sync';
 import * as m0025 from './0025_events_without_secrets';
 import * as m0026 from './0026_webhook_attempt_errors';
 import * as m0027 from './0027_idempotency_leases';
+import * as m0028 from './0028_test_mode';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -57,4 +58,5 @@ export const migrations: Record<string, Migration> = {
   '0025_events_without_secrets': m0025,
   '0026_webhook_attempt_errors': m0026,
   '0027_idempotency_leases': m0027,
+  '0028_test_mode': m0028,
 };

@@ -10,7 +10,10 @@ import { inShop, type ReadDb } from './shop-scope';
  */
 export interface CredentialWithShop {
   credential: Pick<Credential, 'id' | 'kind' | 'scopes'>;
-  shop: Pick<Shop, 'id' | 'plan' | 'status' | 'currency'>;
+  shop: Pick<Shop, 'id' | 'plan' | 'status' | 'currency' | 'livemode'> & {
+    /** How far the shop's clock runs ahead of real time, in ms (0 for live shops). */
+    clockOffsetMs: number;
+  };
 }
 
 export async function insertCredential(
@@ -28,6 +31,8 @@ interface LiveCredentialRow {
   plan: Shop['plan'];
   status: Shop['status'];
   currency: string;
+  livemode: boolean;
+  clock_offset_ms: string;
 }
 let liveByHash: ((db: Kysely<Database>, tokenHash: string, now: Date) => Promise<LiveCredentialRow[]>) | undefined;
 
@@ -46,7 +51,17 @@ export async function liveCredentialWithShopByHash(
       // An OAuth access token lives only while its grant (token family) does, and until it expires; API keys have
       // neither (the left join finds no grant).
       .leftJoin('oauth_grants as g', (j) => j.onRef('g.shop_id', '=', 'c.shop_id').onRef('g.id', '=', 'c.grant_id'))
-      .select(['c.id', 'c.kind', 'c.scopes', 'c.shop_id', 's.plan', 's.status', 's.currency'])
+      .select([
+        'c.id',
+        'c.kind',
+        'c.scopes',
+        'c.shop_id',
+        's.plan',
+        's.status',
+        's.currency',
+        's.livemode',
+        's.clock_offset_ms',
+      ])
       .where('c.token_hash', '=', tokenHash)
       .where('c.revoked_at', 'is', null)
       .where('g.revoked_at', 'is', null)
@@ -56,7 +71,14 @@ export async function liveCredentialWithShopByHash(
   if (!row) return undefined;
   return {
     credential: { id: row.id, kind: row.kind, scopes: row.scopes },
-    shop: { id: row.shop_id, plan: row.plan, status: row.status, currency: row.currency },
+    shop: {
+      id: row.shop_id,
+      plan: row.plan,
+      status: row.status,
+      currency: row.currency,
+      livemode: row.livemode,
+      clockOffsetMs: Number(row.clock_offset_ms),
+    },
   };
 }
 
@@ -65,17 +87,19 @@ export async function accountOfCredential(
   db: ReadDb,
   shopId: string,
   credentialId: string,
-): Promise<{ credential: Pick<Credential, 'name'>; shop: Pick<Shop, 'name' | 'created_at'> } | undefined> {
+): Promise<
+  { credential: Pick<Credential, 'name'>; shop: Pick<Shop, 'name' | 'created_at' | 'live_shop_id'> } | undefined
+> {
   const row = await inShop(db, shopId)
     .selectFrom('credentials as c')
     .innerJoin('shops as s', 's.id', 'c.shop_id')
-    .select(['c.name', 's.name as shop_name', 's.created_at'])
+    .select(['c.name', 's.name as shop_name', 's.created_at', 's.live_shop_id'])
     .where('c.id', '=', credentialId)
     .executeTakeFirst();
   if (!row) return undefined;
   return {
     credential: { name: row.name },
-    shop: { name: row.shop_name, created_at: row.created_at },
+    shop: { name: row.shop_name, created_at: row.created_at, live_shop_id: row.live_shop_id },
   };
 }
 

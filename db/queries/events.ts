@@ -1,9 +1,9 @@
 // The events outbox: what happened in a shop, as delivered to its webhooks.
-import type { Transaction } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import type { Database, EventRow } from '../tables';
 import { applyKeyset, type Keyset } from './keyset';
 import { byIdOf, pageOf, type PageRow } from './shop-rows';
-import { inShop, inShopForWrite, type ReadDb, type ShopRow } from './shop-scope';
+import { inShop, type ReadDb, type ShopRow } from './shop-scope';
 
 export type EventPageRow = PageRow<'events'>;
 
@@ -16,7 +16,12 @@ export async function insertEvent(
   shopId: string,
   row: ShopRow<'events'>,
 ): Promise<EventRow> {
-  return inShopForWrite(trx, shopId).insertInto('events', row).returningAll().executeTakeFirstOrThrow();
+  // The shop's mode is read by the insert itself: no round trip, and no writer can stamp the wrong one.
+  return trx
+    .insertInto('events')
+    .values({ ...row, shop_id: shopId, livemode: sql<boolean>`(select livemode from shops where id = ${shopId})` })
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }
 
 /**

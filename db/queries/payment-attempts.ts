@@ -17,13 +17,14 @@ export async function attemptBySession(
   db: ReadDb,
   gateway: string,
   sessionId: string,
-): Promise<(PaymentAttemptRow & { uniqid: string; currency: string }) | undefined> {
+): Promise<(PaymentAttemptRow & { uniqid: string; currency: string; livemode: boolean }) | undefined> {
   // unscopedByDesign: a gateway addresses its session by the session id alone; the row then names its shop.
   return db
     .selectFrom('payment_attempts as a')
     .innerJoin('orders as o', (j) => j.onRef('o.shop_id', '=', 'a.shop_id').onRef('o.id', '=', 'a.order_id'))
+    .innerJoin('shops as s', 's.id', 'a.shop_id')
     .selectAll('a')
-    .select(['o.uniqid', 'o.currency'])
+    .select(['o.uniqid', 'o.currency', 's.livemode'])
     .where('a.gateway', '=', gateway)
     .where('a.session_id', '=', sessionId)
     .executeTakeFirst();

@@ -95,6 +95,8 @@ export interface ClaimedDelivery {
   endpoint_id: string;
   event_id: string;
   event_type: string;
+  /** The event's mode, which its body says. */
+  livemode: boolean;
   attempts: number;
   manual: boolean;
   pending_attempt_id: string;
@@ -134,7 +136,7 @@ export async function claimDueDeliveries(
       from due where d.id = due.id
       returning d.id, d.shop_id, d.endpoint_id, d.event_id, d.attempts, d.manual, d.pending_attempt_id
     )
-    select c.*, ev.type as event_type, ev.data, e.url, e.secret, e.previous_secret, e.previous_secret_expires_at
+    select c.*, ev.type as event_type, ev.data, ev.livemode, e.url, e.secret, e.previous_secret, e.previous_secret_expires_at
     from claimed c
     join webhook_endpoints e on e.shop_id = c.shop_id and e.id = c.endpoint_id
     join events ev on ev.shop_id = c.shop_id and ev.id = c.event_id`.execute(trx);

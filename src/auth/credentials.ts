@@ -10,12 +10,22 @@ export const credentialPrefixes = {
 
 export type CredentialKind = keyof typeof credentialPrefixes;
 
-/** base64url of 32 random bytes is 43 characters. */
-const credentialPattern = /^(mdk|mat)_[A-Za-z0-9_-]{43}$/;
+/** base64url of 32 random bytes is 43 characters; a test-mode credential says so after its kind (`mdk_test_`). */
+const credentialPattern = /^(mdk|mat)_(test_)?[A-Za-z0-9_-]{43}$/;
 
-export function generateCredential(kind: CredentialKind): { token: string; hash: string; displayPrefix: string } {
-  const token = `${credentialPrefixes[kind]}_${randomBytes(32).toString('base64url')}`;
-  return { token, hash: hashCredential(token), displayPrefix: token.slice(0, 8) };
+/** Which of a shop's two modes a credential acts in (src/domain/account/test-mode.ts). */
+export type CredentialMode = 'live' | 'test';
+
+export function generateCredential(
+  kind: CredentialKind,
+  mode: CredentialMode = 'live',
+): { token: string; hash: string; displayPrefix: string } {
+  const prefix = mode === 'test' ? `${credentialPrefixes[kind]}_test_` : `${credentialPrefixes[kind]}_`;
+  let secret = randomBytes(32).toString('base64url');
+  // A live key must never look like a test key at a glance (one draw in 2^30 would).
+  while (mode === 'live' && secret.startsWith('test_')) secret = randomBytes(32).toString('base64url');
+  const token = `${prefix}${secret}`;
+  return { token, hash: hashCredential(token), displayPrefix: token.slice(0, prefix.length + 4) };
 }
 
 export function hashCredential(token: string): string {

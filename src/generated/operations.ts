@@ -2,6 +2,7 @@
 
 export const operations = {
   addStoreDomain: {"method":"post","path":"/store/domains/additional","scopes":["store.write"],"tag":"store","hasBody":true},
+  advanceTestClock: {"method":"post","path":"/me/test-clock/advance","scopes":["*"],"tag":"account","hasBody":true},
   approveAffiliateApplication: {"method":"post","path":"/affiliates/applications/{id}/approve","scopes":["affiliates.write"],"tag":"affiliates","hasBody":false},
   approveOAuthAuthorization: {"method":"post","path":"/oauth/authorize","scopes":["apps.write"],"tag":"account","hasBody":true},
   checkCoupon: {"method":"get","path":"/coupons/code/{code}","scopes":["coupons.read"],"tag":"catalog","hasBody":false},
@@ -41,6 +42,7 @@ export const operations = {
   getStoreBranding: {"method":"get","path":"/store/branding","scopes":["store.read"],"tag":"store","hasBody":false},
   getStoreLayout: {"method":"get","path":"/store/layout","scopes":["store.read"],"tag":"store","hasBody":false},
   getSubscriptionPlanOptions: {"method":"get","path":"/subscriptions/{id}/plan-options","scopes":["subscriptions.read"],"tag":"subscriptions","hasBody":false},
+  getTestClock: {"method":"get","path":"/me/test-clock","scopes":[],"tag":"account","hasBody":false},
   getThemeDocument: {"method":"get","path":"/themes/{id}/control/document","scopes":["themes.read"],"tag":"themes","hasBody":false},
   getThemeDocumentSchema: {"method":"get","path":"/themes/{id}/control/document/schema","scopes":["themes.read"],"tag":"themes","hasBody":false},
   getThemeDraft: {"method":"get","path":"/themes/{id}/control/document/draft","scopes":["themes.read"],"tag":"themes","hasBody":false},

@@ -37,6 +37,7 @@ import { renderResult, sendOutcome, sendStored, setIdempotencyStatus } from './i
 import { refuseRepeatedAuthorization, routingMethod, withHeadAllowed } from './request-edges';
 import { validationDetails } from '../platform/validation-details';
 import { lazyAjvFactory } from './validators';
+import { clockAhead } from '../platform/clock';
 
 /** openapi-backend checks documents against the OpenAPI 3.0 meta-schema, which rejects valid 3.1; the spec is linted by redocly instead. */
 class OpenAPI31Backend extends OpenAPIBackend {
@@ -210,7 +211,10 @@ export async function createApi(options: ApiOptions) {
         body: c.request.requestBody as never,
         headers: req.headers,
         auth: auth as AuthContext,
-        services,
+        // A test shop whose test clock was advanced reads its own time in every rule; everyone else real time.
+        services: auth?.shop.clockOffsetMs
+          ? { ...services, clock: clockAhead(services.clock, auth.shop.clockOffsetMs) }
+          : services,
         requestId: res.locals.requestId as string,
         db: readDb,
         effects: undefined,
@@ -220,7 +224,7 @@ export async function createApi(options: ApiOptions) {
       const writing = (trx: Transaction<Database>, effects: Effects) => ({
         db: trx,
         effects,
-        write: auth ? unitOfWork.shopWrite(trx, auth.shop.id, effects) : undefined,
+        write: auth ? unitOfWork.shopWrite(trx, auth.shop.id, effects, ctx.services.clock) : undefined,
       });
       const run = handler as (ctx: OperationContext) => Promise<OperationResult>;
       if (!writeMethods.has(method)) {

@@ -18,8 +18,12 @@ export interface Services {
   config: Config;
   logger: Logger;
   cursors: CursorCodec;
-  /** What time-dependent rules read (injectable: tests move it). */
+  /**
+   * What time-dependent rules read (injectable: tests move it). In a request of a test shop whose test clock was
+   * advanced, the shop's clock (src/domain/account/test-mode.ts); `realClock` is the process's in every request.
+   */
   clock: Clock;
+  realClock: Clock;
   /** Encrypts the secrets the server must recover (webhook signing secrets). */
   secrets: SecretBox;
 }

@@ -8,14 +8,15 @@ import { gatewaysOfShop, upsertGateway } from '../../db/queries/gateways';
 import { productById } from '../../db/queries/products';
 import * as credentials from '../../db/queries/credentials';
 import * as shops from '../../db/queries/shops';
-import { generateCredential } from '../auth/credentials';
+import { generateCredential, type CredentialMode } from '../auth/credentials';
+import { credentialModes, maxAdvanceSeconds, shopInMode, testClockView } from '../domain/account/test-mode';
 import { fullAccessScope, knownScopes, scopePattern } from '../auth/scopes';
 import { plans, type Config, type Plan } from '../config';
 import { ValidationError } from '../errors';
 import { parseAmount } from '../platform/money';
 import { loadSecretBox } from '../platform/secret-box';
 import { createWebhook, webhookEventTypes, type WebhookDeps } from '../domain/webhooks/webhooks';
-import { addSandboxGateway } from '../domain/payments/gateways';
+import { assertGatewayOfferedIn } from '../domain/payments/gateways';
 import { newId } from '../ids';
 import { parseFixtures, seedFixtures, type Fixtures } from './fixtures/fixtures';
 
@@ -39,12 +40,8 @@ export async function createShop(
   const currency = (input.currency ?? 'USD').toUpperCase();
   if (!/^[A-Z]{3}$/.test(currency)) throw new AdminError('--currency must be a three-letter ISO 4217 code');
   if (!input.name.trim()) throw new AdminError('--name must not be empty');
-  const create = async (trx: Transaction<Database>) => {
-    const shop = await shops.insertShop(trx, { id: newId('shop'), name: input.name.trim(), plan, currency });
-    await addSandboxGateway(trx, shop.id);
-    return shop;
-  };
-  return db.isTransaction ? create(db as Transaction<Database>) : db.transaction().execute(create);
+  // A live shop: no SANDBOX gateway (test mode has it, src/domain/account/test-mode.ts).
+  return shops.insertShop(db, { id: newId('shop'), name: input.name.trim(), plan, currency });
 }
 
 export async function setShopStatus(db: Kysely<Database>, id: string, status: Shop['status']): Promise<Shop> {
@@ -64,20 +61,60 @@ export function parseScopes(text: string): string[] {
   return scopes;
 }
 
+/** The `--mode` of a command (live when absent). */
+export function parseMode(text: string | undefined): CredentialMode {
+  const mode = text ?? 'live';
+  if (!(credentialModes as readonly string[]).includes(mode))
+    throw new AdminError(`--mode must be one of ${credentialModes.join(', ')}`);
+  return mode as CredentialMode;
+}
+
+/**
+ * The shop a command acts in: `--shop` in `--mode live` (the default), or its test twin in `--mode test` (made on
+ * first use). Every shop command resolves its shop here, so `--mode` means the same everywhere.
+ */
+export async function shopForMode(db: Kysely<Database>, shopId: string, mode: CredentialMode = 'live'): Promise<Shop> {
+  const shop = await shopInMode(db, shopId, mode);
+  if (!shop) {
+    const exists = await shops.shopById(db, shopId);
+    throw new AdminError(exists ? `Shop ${shopId} is a test shop: use --mode test` : `No shop with id ${shopId}`);
+  }
+  return shop;
+}
+
+/** `clock advance --seconds`: whole seconds, 0 to ten years (as `POST /me/test-clock/advance`). */
+export function parseSeconds(text: string): number {
+  if (!/^[0-9]{1,10}$/.test(text) || Number(text) > maxAdvanceSeconds)
+    throw new AdminError(`--seconds must be a whole number of seconds from 0 to ${maxAdvanceSeconds}`);
+  return Number(text);
+}
+
+/** `clock advance`: the test shop's clock moves forward, as `POST /me/test-clock/advance` moves it. */
+export async function advanceClock(op: Operator, testShopId: string, seconds: number) {
+  const shop = await shops.advanceShopClock(op.db, testShopId, seconds * 1000);
+  if (!shop) throw new AdminError(`No test shop with id ${testShopId}`);
+  return testClockView(op.clock.now(), Number(shop.clock_offset_ms));
+}
+
 /** Creates an API key and returns it: the only time the key itself is available. */
-export async function createApiKey(db: Kysely<Database>, input: { shopId: string; scopes: string[]; name?: string }) {
-  if (!(await shops.shopById(db, input.shopId))) throw new AdminError(`No shop with id ${input.shopId}`);
-  const { token, hash, displayPrefix } = generateCredential('api_key');
+export async function createApiKey(
+  db: Kysely<Database>,
+  input: { shopId: string; scopes: string[]; name?: string; mode?: CredentialMode },
+) {
+  // Without a mode, the key acts in the mode of the shop named (a test twin's id: test).
+  const mode = input.mode ?? ((await shops.shopById(db, input.shopId))?.livemode === false ? 'test' : 'live');
+  const shop = await shopForMode(db, input.shopId, mode);
+  const { token, hash, displayPrefix } = generateCredential('api_key', mode);
   const row = await credentials.insertCredential(db, {
     id: newId('key'),
-    shop_id: input.shopId,
+    shop_id: shop.id,
     kind: 'api_key',
     name: input.name ?? null,
     token_hash: hash,
     display_prefix: displayPrefix,
     scopes: input.scopes,
   });
-  return { id: row.id, key: token, scopes: row.scopes, name: row.name };
+  return { id: row.id, key: token, scopes: row.scopes, name: row.name, mode, shop_id: shop.id };
 }
 
 export async function revokeApiKey(db: Kysely<Database>, id: string) {
@@ -222,7 +259,12 @@ export async function setGateway(
   if (coins.some((c) => !identifier.test(c)))
     throw new AdminError('--coins must be identifiers such as BTC,USDT_TRC20');
   if (coins.length > 0 && kind !== 'CRYPTO') throw new AdminError('--coins is only for a CRYPTO gateway');
-  await shopOrFail(db, input.shopId);
+  const shop = await shopOrFail(db, input.shopId);
+  try {
+    assertGatewayOfferedIn(code, shop.livemode);
+  } catch (err) {
+    throw new AdminError(`${(err as Error).message.replace('a test key, mdk_test_...', '--mode test')}`);
+  }
   const row = await db.transaction().execute((trx) =>
     upsertGateway(trx, input.shopId, {
       id: newId('gw'),

@@ -27,7 +27,7 @@ const usage = `Usage: npm run -s cli -- <command> [options] [--json]
   shop create --name NAME [--plan free|pro|business] [--currency USD]
   shop suspend --id SHOP_ID
   shop activate --id SHOP_ID
-  key create --shop SHOP_ID --scopes "orders.read products.read" [--name NAME]
+  key create --shop SHOP_ID --scopes "orders.read products.read" [--name NAME] [--mode live|test]
   key revoke --id KEY_ID
   key list --shop SHOP_ID
   seed --shop SHOP_ID --file fixtures.json
@@ -94,7 +94,12 @@ const usage = `Usage: npm run -s cli -- <command> [options] [--json]
                                       a shop owner account (signs in on the OAuth consent page); the password
                                       (12-256 characters) is read from stdin, or from OWNER_PASSWORD; --password
                                       PASSWORD works too but shows it to every user of the machine (ps): avoid it
+  clock advance --shop SHOP_ID --seconds N
+                                      moves the shop's test clock forward (test mode; what falls due runs in the worker)
   demo
+
+  Every command taking --shop takes --mode live|test (default live): test acts in the shop's test mode, whose data
+  never meets live data (made on first use). key create --mode test makes a test key mdk_test_….
 `;
 
 class UsageError extends Error {}
@@ -226,6 +231,8 @@ async function run(
       'password-stdin': { type: 'boolean' },
       'token-stdin': { type: 'boolean' },
       password: { type: 'string' },
+      mode: { type: 'string' },
+      seconds: { type: 'string' },
     },
   });
   const command = positionals.join(' ');
@@ -267,6 +274,7 @@ async function run(
     'app grants',
     'app uninstall',
     'owner create',
+    'clock advance',
     'demo',
   ];
   if (!known.includes(command)) throw new UsageError(command ? `Unknown command "${command}"` : 'No command given');
@@ -282,6 +290,9 @@ async function run(
     }
   }
   const scopes = command === 'key create' ? admin.parseScopes(required(values, 'scopes')) : [];
+  // `clock advance` acts on the test clock: test mode whatever --mode says.
+  const mode = command === 'clock advance' ? 'test' : admin.parseMode(values.mode);
+  const seconds = command === 'clock advance' ? admin.parseSeconds(required(values, 'seconds')) : 0;
   const ownerPassword = command === 'owner create' ? readOwnerPassword(values, ctx) : '';
   const botToken = command === 'bot create' ? readBotToken(values, ctx) : undefined;
   const emailMarketingKey =
@@ -295,6 +306,9 @@ async function run(
   const op: Operator = { db, config: ctx.config, clock: systemClock };
   try {
     await migrateToLatest(db);
+    // --shop names the live shop; with --mode test every command acts in its test twin (made on first use).
+    if (typeof values.shop === 'string' && values.shop !== '')
+      values.shop = (await admin.shopForMode(db, values.shop, mode)).id;
     switch (command) {
       case 'shop create': {
         const shop = await admin.createShop(db, {
@@ -317,10 +331,22 @@ async function run(
         return { json: { id: shop.id, status: shop.status }, text: `Shop ${shop.id} is ${shop.status}` };
       }
       case 'key create': {
-        const key = await admin.createApiKey(db, { shopId: required(values, 'shop'), scopes, name: values.name });
+        const key = await admin.createApiKey(db, {
+          shopId: required(values, 'shop'),
+          scopes,
+          name: values.name,
+          mode,
+        });
         return {
-          json: { id: key.id, key: key.key },
-          text: `Created key ${key.id} with scopes ${key.scopes.join(' ')}\n${key.key}\n(shown only now: store it safely)`,
+          json: { id: key.id, key: key.key, mode: key.mode, shop_id: key.shop_id },
+          text: `Created ${key.mode} key ${key.id} with scopes ${key.scopes.join(' ')}\n${key.key}\n(shown only now: store it safely)`,
+        };
+      }
+      case 'clock advance': {
+        const clock = await admin.advanceClock(op, required(values, 'shop'), seconds);
+        return {
+          json: clock,
+          text: `Test clock of ${values.shop}: ${clock.now} (advanced ${clock.advanced_seconds} s)`,
         };
       }
       case 'key revoke': {

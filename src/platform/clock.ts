@@ -25,3 +25,12 @@ export class ManualClock implements Clock {
     this.ms = new Date(to).getTime();
   }
 }
+
+/**
+ * The clock of a shop whose clock runs `offsetMs` ahead of real time (a test shop whose test clock was advanced):
+ * the same clock when the offset is 0, so a live shop always runs on real time.
+ */
+export function clockAhead(clock: Clock, offsetMs: number): Clock {
+  if (offsetMs === 0) return clock;
+  return { now: () => new Date(clock.now().getTime() + offsetMs) };
+}

@@ -37,11 +37,13 @@ export interface EmitOptions {
 }
 
 /**
- * The webhook body of an event: exactly `{ event, data }` (the `webhooks` section of openapi.yaml), from the stored
- * JSON text of its data, so amounts keep every digit (see src/platform/money.ts).
+ * The webhook body of an event: exactly `{ event, data, livemode }` (the `webhooks` section of openapi.yaml), from
+ * the stored JSON text of its data, so amounts keep every digit (see src/platform/money.ts).
  */
-export function eventBody(type: string, dataJson: string): string {
-  return `{"event":${JSON.stringify(type)},"data":${dataJson}}`;
+export function eventBody(type: string, dataJson: string, livemode?: boolean): string {
+  // A dynamic-delivery request (not an event of the outbox) has the same shape without the mode.
+  const mode = livemode === undefined ? '' : `,"livemode":${livemode}`;
+  return `{"event":${JSON.stringify(type)},"data":${dataJson}${mode}}`;
 }
 
 export async function writeEvent(

@@ -238,8 +238,8 @@ export class UnitOfWork {
   }
 
   /** The ShopWrite of a transaction this unit of work opened (the API's write operations). */
-  shopWrite(trx: Transaction<Database>, shopId: string, effects: Effects): ShopWrite {
-    return shopWrite(trx, shopId, effects, this.options.clock);
+  shopWrite(trx: Transaction<Database>, shopId: string, effects: Effects, clock = this.options.clock): ShopWrite {
+    return shopWrite(trx, shopId, effects, clock);
   }
 
   /** Records a refused write through the sinks that record refusals; never throws (the refusal is the answer). */

@@ -133,7 +133,7 @@ export function webhookDeliveryJob(db: Kysely<Database>, options: WebhookDeliver
     if (claim.previous_secret && claim.previous_secret_expires_at && claim.previous_secret_expires_at > sentAt) {
       secrets.push(options.secrets.open(claim.previous_secret, context));
     }
-    const body = eventBody(claim.event_type, claim.data);
+    const body = eventBody(claim.event_type, claim.data, claim.livemode);
     const timestamp = Math.floor(sentAt.getTime() / 1000);
     const outcome = await sendOutbound(
       {

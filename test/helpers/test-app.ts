@@ -50,7 +50,16 @@ export interface TestApp {
   http: Agent;
   /** What an operator command (src/ops) is given: this app's database, configuration and clock. */
   operator: Operator;
-  createShop(input?: { name?: string; plan?: 'free' | 'pro' | 'business'; currency?: string }): Promise<string>;
+  /**
+   * A live shop, or with `mode: 'test'` the test twin of a new live shop (where the SANDBOX gateway is): its id.
+   * `createKey` makes a key of the shop's own mode.
+   */
+  createShop(input?: {
+    name?: string;
+    plan?: 'free' | 'pro' | 'business';
+    currency?: string;
+    mode?: 'live' | 'test';
+  }): Promise<string>;
   createKey(shopId: string, scopes: string[], name?: string): Promise<{ id: string; key: string }>;
   seed(shopId: string, fixtures: Fixtures): ReturnType<typeof seedFixtures>;
   redis: RedisClient | undefined;
@@ -102,8 +111,14 @@ export async function startTestApp(
     logs,
     http: contractClient(app),
     operator: { db, config, clock: options.clock ?? systemClock },
-    createShop: async (input = {}) =>
-      (await admin.createShop(db, { name: input.name ?? 'Test Shop', plan: input.plan, currency: input.currency })).id,
+    createShop: async (input = {}) => {
+      const live = await admin.createShop(db, {
+        name: input.name ?? 'Test Shop',
+        plan: input.plan,
+        currency: input.currency,
+      });
+      return input.mode === 'test' ? (await admin.shopForMode(db, live.id, 'test')).id : live.id;
+    },
     createKey: async (shopId, scopes, name) => admin.createApiKey(db, { shopId, scopes, name }),
     seed: async (shopId, fixtures) => {
       const shop = await shopById(db, shopId);

@@ -498,6 +498,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/me/test-clock": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the test clock of a test-mode shop
+         * @description Test mode only. The shop's clock: real time plus how far its test clock has been advanced. Every time-dependent rule of the test shop (subscription renewals, order and payment-link expiry, license expiry, delivery retries) reads this time. A live credential has no test clock: 404 `TEST_CLOCK_NOT_FOUND` (a live shop always runs on real time). Any valid test credential may call it.
+         */
+        get: operations["getTestClock"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/test-clock/advance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Advance the test clock of a test-mode shop
+         * @description Test mode only. Moves the test shop's clock forward by `seconds` (0 to ten years; it never moves back). What falls due in that time happens as it would after that much real time, run by the background worker on the shop's new time, each once: a monthly subscription advanced 35 days renews once (its invoice, `subscription:renewed`... events and mail), an unpaid order past its expiry is voided, a license past `expires_at` answers `LICENSE_EXPIRED`, and delivery retries fall due. Advancing by 0 changes nothing. Needs full access (`*`): time moves every resource of the test shop. A live credential: 404 `TEST_CLOCK_NOT_FOUND`.
+         */
+        post: operations["advanceTestClock"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/oauth/authorize": {
         parameters: {
             query?: never;
@@ -2177,8 +2217,12 @@ export interface components {
             created_at: number;
             /** @description ISO 4217 code of the shop's currency. */
             currency: string;
-            /** @description The shop's id. */
+            /** @description The shop's id. A test credential's shop is the live shop's test twin, an account of its own: its own id, `livemode: false`, and the live shop's id in `live_account_id`. */
             id: string;
+            /** @description Test mode only, the id of the live shop this test shop belongs to; `null` in live mode. */
+            live_account_id: string | null;
+            /** @description `true`: the credential acts in live mode; `false`: in test mode. */
+            livemode: boolean;
             name: string;
         };
         /** @description A product add-on: an extra sold with products at checkout. */
@@ -2213,6 +2257,10 @@ export interface components {
              * @description Hostname to serve the storefront on.
              */
             domain: string;
+        };
+        AdvanceTestClockRequest: {
+            /** @description How far to move the test clock forward, in seconds (at most ten years at a time). */
+            seconds: number;
         };
         /** @description No affiliate application with this id in this shop. The error envelope (`Error`) with `code` one of `AFFILIATE_APPLICATION_NOT_FOUND`. */
         AffiliateApplicationNotFoundError: {
@@ -2464,6 +2512,8 @@ export interface components {
             };
             /** @description `true` when the credential holds `*`. */
             full_access: boolean;
+            /** @description `true`: the credential acts in live mode; `false`: in test mode (an `mdk_test_…` key or a test-mode OAuth installation), where the SANDBOX gateway is offered and the test clock can be advanced. */
+            livemode: boolean;
             /**
              * @description The shop's plan.
              * @enum {string}
@@ -3024,6 +3074,8 @@ export interface components {
             data: Record<string, never>;
             /** @description The event's id, sent as the `webhook-id` header of every delivery of the event. */
             id: string;
+            /** @description The mode the event happened in, as its webhook body says it. */
+            livemode: boolean;
             type: components["schemas"]["WebhookEventType"];
         };
         /** @description Data of `order:item_delivered`. */
@@ -4644,6 +4696,31 @@ export interface components {
             }[];
             /** @description Identifier. */
             subscription_id: string;
+        };
+        /** @description The clock of a test-mode shop. */
+        TestClock: {
+            /**
+             * Format: int64
+             * @description How far the test clock has been advanced in all, in seconds.
+             */
+            advanced_seconds: number;
+            /**
+             * @description Test clocks exist only in test mode.
+             * @constant
+             */
+            livemode: false;
+            /**
+             * Format: date-time
+             * @description The shop's time: real time plus `advanced_seconds`.
+             */
+            now: string;
+        };
+        /** @description Live mode has no test clock. The error envelope (`Error`) with `code` one of `TEST_CLOCK_NOT_FOUND`. */
+        TestClockNotFoundError: {
+            error: components["schemas"]["ErrorObject"] & {
+                /** @enum {string} */
+                code: "TEST_CLOCK_NOT_FOUND";
+            };
         };
         /** @description A storefront theme. */
         Theme: {
@@ -6890,6 +6967,51 @@ export interface components {
                 "application/json": components["schemas"]["SubscriptionNotFoundError"];
             };
         };
+        /** @description Live mode has no test clock (`TEST_CLOCK_NOT_FOUND`). */
+        TestClockNotFound: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "TEST_CLOCK_NOT_FOUND",
+                 *         "message": "Live mode has no test clock: a live shop always runs on real time. Use a test key (mdk_test_...).",
+                 *         "doc_url": "https://api.example.com/docs/errors#TEST_CLOCK_NOT_FOUND"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["TestClockNotFoundError"];
+            };
+        };
+        /** @description Live mode has no test clock (`TEST_CLOCK_NOT_FOUND`). */
+        TestClockNotFoundWrite: {
+            headers: {
+                "Idempotency-Status": components["headers"]["Idempotency-Status"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "TEST_CLOCK_NOT_FOUND",
+                 *         "message": "Live mode has no test clock: a live shop always runs on real time. Use a test key (mdk_test_...).",
+                 *         "doc_url": "https://api.example.com/docs/errors#TEST_CLOCK_NOT_FOUND"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["TestClockNotFoundError"];
+            };
+        };
         /** @description No theme with this id in this shop (`THEME_NOT_FOUND`), or the theme has never been published (`THEME_NOT_PUBLISHED`). */
         ThemeDocumentNotFound: {
             headers: {
@@ -8471,6 +8593,7 @@ export interface operations {
                      *             "total": 19.99,
                      *             "currency": "USD"
                      *           },
+                     *           "livemode": true,
                      *           "created_at": "2026-11-22T03:10:00Z"
                      *         }
                      *       ],
@@ -8528,6 +8651,7 @@ export interface operations {
                      *           "total": 19.99,
                      *           "currency": "USD"
                      *         },
+                     *         "livemode": true,
                      *         "created_at": "2026-11-22T03:10:00Z"
                      *       }
                      *     }
@@ -9173,6 +9297,8 @@ export interface operations {
                      *         "id": "shop_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
                      *         "name": "Demo Shop",
                      *         "currency": "USD",
+                     *         "livemode": true,
+                     *         "live_account_id": null,
                      *         "created_at": 1763781000
                      *       }
                      *     }
@@ -9237,7 +9363,8 @@ export interface operations {
                      *           "name": "Backend",
                      *           "client": null
                      *         },
-                     *         "plan": "free"
+                     *         "plan": "free",
+                     *         "livemode": true
                      *       }
                      *     }
                      */
@@ -9253,6 +9380,115 @@ export interface operations {
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getTestClock: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The test clock. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "livemode": false,
+                     *         "now": "2026-12-27T10:00:00Z",
+                     *         "advanced_seconds": 3024000
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["TestClock"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["TestClockNotFound"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    advanceTestClock: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Retry key (1-128 characters). Scoped to the credential, the operation and the key; the stored response is replayed for 24 hours for the same body (`Idempotency-Status: cached`), a different body is 422 `IDEMPOTENCY_CONFLICT`, a retry while the first is running is 409 `IDEMPOTENCY_IN_PROGRESS`. 5xx responses are not stored. Use a fresh key after correcting a rejected body.
+                 * @example 3f1c2a9e-5b7d-4e8f-9a0b-1c2d3e4f5a6b
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Alternative name of `Idempotency-Key`; sending both with different values is 422. */
+                "X-Idempotency-Key"?: components["parameters"]["XIdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "seconds": 3024000
+                 *     }
+                 */
+                "application/json": components["schemas"]["AdvanceTestClockRequest"];
+                "multipart/form-data": components["schemas"]["AdvanceTestClockRequest"];
+                "text/plain": components["schemas"]["AdvanceTestClockRequest"];
+            };
+        };
+        responses: {
+            /** @description The test clock after the advance. */
+            200: {
+                headers: {
+                    "Idempotency-Status": components["headers"]["Idempotency-Status"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "livemode": false,
+                     *         "now": "2026-12-27T10:00:00Z",
+                     *         "advanced_seconds": 3024000
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["TestClock"];
+                    };
+                };
+            };
+            401: components["responses"]["UnauthorizedWrite"];
+            403: components["responses"]["ForbiddenWrite"];
+            404: components["responses"]["TestClockNotFoundWrite"];
+            409: components["responses"]["IdempotencyInProgressWrite"];
+            413: components["responses"]["PayloadTooLargeWrite"];
+            415: components["responses"]["UnsupportedMediaTypeWrite"];
+            422: components["responses"]["InvalidWriteRequestWrite"];
+            429: components["responses"]["RateLimitedWrite"];
+            500: components["responses"]["InternalErrorWrite"];
+            501: components["responses"]["NotImplementedWrite"];
+            503: components["responses"]["ServiceUnavailableWrite"];
         };
     };
     startOAuthAuthorization: {
@@ -14311,6 +14547,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "event": "affiliate:approved",
+                 *       "livemode": true,
                  *       "data": {
                  *         "customer_id": "cus_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
                  *         "email": "ada@example.com",
@@ -14333,6 +14570,8 @@ export interface operations {
                      * @constant
                      */
                     event: "affiliate:approved";
+                    /** @description `false`: the event happened in the shop's test mode (a test credential, the SANDBOX gateway, a test clock) and is sent only to test-mode endpoints; `true`: live mode. */
+                    livemode: boolean;
                 };
             };
         };
@@ -14374,6 +14613,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "event": "customer:created",
+                 *       "livemode": true,
                  *       "data": {
                  *         "id": "cus_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
                  *         "email": "ada@example.com",
@@ -14412,6 +14652,8 @@ export interface operations {
                      * @constant
                      */
                     event: "customer:created";
+                    /** @description `false`: the event happened in the shop's test mode (a test credential, the SANDBOX gateway, a test clock) and is sent only to test-mode endpoints; `true`: live mode. */
+                    livemode: boolean;
                 };
             };
         };
@@ -14453,6 +14695,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "event": "dispute:closed",
+                 *       "livemode": true,
                  *       "data": {
                  *         "id": "dsp_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
                  *         "order_id": "ord_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
@@ -14476,6 +14719,8 @@ export interface operations {
                      * @constant
                      */
                     event: "dispute:closed";
+                    /** @description `false`: the event happened in the shop's test mode (a test credential, the SANDBOX gateway, a test clock) and is sent only to test-mode endpoints; `true`: live mode. */
+                    livemode: boolean;
                 };
             };
         };
@@ -14517,6 +14762,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "event": "dispute:opened",
+                 *       "livemode": true,
                  *       "data": {
                  *         "id": "dsp_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
                  *         "order_id": "ord_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
@@ -14540,6 +14786,8 @@ export interface operations {
                      * @constant
                      */
                     event: "dispute:opened";
+                    /** @description `false`: the event happened in the shop's test mode (a test credential, the SANDBOX gateway, a test clock) and is sent only to test-mode endpoints; `true`: live mode. */
+                    livemode: boolean;
                 };
             };
         };
@@ -14581,6 +14829,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "event": "license:created",
+                 *       "livemode": true,
                  *       "data": {
                  *         "id": "lic_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
                  *         "key_hint": "BW6YE",
@@ -14613,6 +14862,8 @@ export interface operations {
                      * @constant
                      */
                     event: "license:created";
+                    /** @description `false`: the event happened in the shop's test mode (a test credential, the SANDBOX gateway, a test clock) and is sent only to test-mode endpoints; `true`: live mode. */
+                    livemode: boolean;
                 };
             };
         };
@@ -14654,6 +14905,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "event": "license:revoked",
+                 *       "livemode": true,
                  *       "data": {
                  *         "id": "lic_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
                  *         "key_hint": "BW6YE",
@@ -14686,6 +14938,8 @@ export interface operations {
                      * @constant
                      */
                     event: "license:revoked";
+                    /** @description `false`: the event happened in the shop's test mode (a test credential, the SANDBOX gateway, a test clock) and is sent only to test-mode endpoints; `true`: live mode. */
+                    livemode: boolean;
                 };
             };
         };
@@ -14727,6 +14981,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "event": "order:completed",
+                 *       "livemode": true,
                  *       "data": {
                  *         "id": "ord_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
                  *         "uniqid": "0195f3c1-a2b3-7c9d-8e4f-5a6b7c8d9e0f",
@@ -14797,6 +15052,8 @@ export interface operations {
                      * @constant
                      */
                     event: "order:completed";
+                    /** @description `false`: the event happened in the shop's test mode (a test credential, the SANDBOX gateway, a test clock) and is sent only to test-mode endpoints; `true`: live mode. */
+                    livemode: boolean;
                 };
             };
         };
@@ -14838,6 +15095,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "event": "order:created",
+                 *       "livemode": true,
                  *       "data": {
                  *         "id": "ord_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
                  *         "uniqid": "0195f3c1-a2b3-7c9d-8e4f-5a6b7c8d9e0f",
@@ -14908,6 +15166,8 @@ export interface operations {
                      * @constant
                      */
                     event: "order:created";
+                    /** @description `false`: the event happened in the shop's test mode (a test credential, the SANDBOX gateway, a test clock) and is sent only to test-mode endpoints; `true`: live mode. */
+                    livemode: boolean;
                 };
             };
         };
@@ -15021,6 +15281,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "event": "order:item_delivered",
+                 *       "livemode": true,
                  *       "data": {
                  *         "uniqid": "0195f3c1-a2b3-7c9d-8e4f-5a6b7c8d9e0f",
                  *         "fulfillment": {
@@ -15055,6 +15316,8 @@ export interface operations {
                      * @constant
                      */
                     event: "order:item_delivered";
+                    /** @description `false`: the event happened in the shop's test mode (a test credential, the SANDBOX gateway, a test clock) and is sent only to test-mode endpoints; `true`: live mode. */
+                    livemode: boolean;
                 };
             };
         };
@@ -15096,6 +15359,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "event": "order:paid",
+                 *       "livemode": true,
                  *       "data": {
                  *         "uniqid": "0195f3c1-a2b3-7c9d-8e4f-5a6b7c8d9e0f",
                  *         "customer_email": "ada@example.com",
@@ -15111,6 +15375,8 @@ export interface operations {
                      * @constant
                      */
                     event: "order:paid";
+                    /** @description `false`: the event happened in the shop's test mode (a test credential, the SANDBOX gateway, a test clock) and is sent only to test-mode endpoints; `true`: live mode. */
+                    livemode: boolean;
                 };
             };
         };
@@ -15152,6 +15418,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "event": "order:refunded",
+                 *       "livemode": true,
                  *       "data": {
                  *         "uniqid": "0195f3c1-a2b3-7c9d-8e4f-5a6b7c8d9e0f",
                  *         "amount": "10.00",
@@ -15168,6 +15435,8 @@ export interface operations {
                      * @constant
                      */
                     event: "order:refunded";
+                    /** @description `false`: the event happened in the shop's test mode (a test credential, the SANDBOX gateway, a test clock) and is sent only to test-mode endpoints; `true`: live mode. */
+                    livemode: boolean;
                 };
             };
         };
@@ -15209,6 +15478,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "event": "order:voided",
+                 *       "livemode": true,
                  *       "data": {
                  *         "id": "ord_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
                  *         "uniqid": "0195f3c1-a2b3-7c9d-8e4f-5a6b7c8d9e0f",
@@ -15279,6 +15549,8 @@ export interface operations {
                      * @constant
                      */
                     event: "order:voided";
+                    /** @description `false`: the event happened in the shop's test mode (a test credential, the SANDBOX gateway, a test clock) and is sent only to test-mode endpoints; `true`: live mode. */
+                    livemode: boolean;
                 };
             };
         };
@@ -15320,6 +15592,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "event": "payment:created",
+                 *       "livemode": true,
                  *       "data": {
                  *         "uniqid": "0195f3c1-a2b3-7c9d-8e4f-5a6b7c8d9e0f",
                  *         "url": "https://checkout.example.com/url/0195f3c1",
@@ -15340,6 +15613,8 @@ export interface operations {
                      * @constant
                      */
                     event: "payment:created";
+                    /** @description `false`: the event happened in the shop's test mode (a test credential, the SANDBOX gateway, a test clock) and is sent only to test-mode endpoints; `true`: live mode. */
+                    livemode: boolean;
                 };
             };
         };
@@ -15381,6 +15656,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "event": "product:stock_low",
+                 *       "livemode": true,
                  *       "data": {
                  *         "product_id": "prod_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
                  *         "title": "Pro License",
@@ -15396,6 +15672,8 @@ export interface operations {
                      * @constant
                      */
                     event: "product:stock_low";
+                    /** @description `false`: the event happened in the shop's test mode (a test credential, the SANDBOX gateway, a test clock) and is sent only to test-mode endpoints; `true`: live mode. */
+                    livemode: boolean;
                 };
             };
         };
@@ -15437,6 +15715,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "event": "reseller:invited",
+                 *       "livemode": true,
                  *       "data": {
                  *         "id": "rsl_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
                  *         "customer_id": "cus_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
@@ -15465,6 +15744,8 @@ export interface operations {
                      * @constant
                      */
                     event: "reseller:invited";
+                    /** @description `false`: the event happened in the shop's test mode (a test credential, the SANDBOX gateway, a test clock) and is sent only to test-mode endpoints; `true`: live mode. */
+                    livemode: boolean;
                 };
             };
         };
@@ -15506,6 +15787,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "event": "reseller:suspended",
+                 *       "livemode": true,
                  *       "data": {
                  *         "id": "rsl_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
                  *         "customer_id": "cus_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
@@ -15534,6 +15816,8 @@ export interface operations {
                      * @constant
                      */
                     event: "reseller:suspended";
+                    /** @description `false`: the event happened in the shop's test mode (a test credential, the SANDBOX gateway, a test clock) and is sent only to test-mode endpoints; `true`: live mode. */
+                    livemode: boolean;
                 };
             };
         };
@@ -15575,6 +15859,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "event": "review:created",
+                 *       "livemode": true,
                  *       "data": {
                  *         "id": "rev_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
                  *         "order_id": "ord_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
@@ -15596,6 +15881,8 @@ export interface operations {
                      * @constant
                      */
                     event: "review:created";
+                    /** @description `false`: the event happened in the shop's test mode (a test credential, the SANDBOX gateway, a test clock) and is sent only to test-mode endpoints; `true`: live mode. */
+                    livemode: boolean;
                 };
             };
         };
@@ -15637,6 +15924,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "event": "subscription:cancelled",
+                 *       "livemode": true,
                  *       "data": {
                  *         "id": "sub_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
                  *         "customer_id": "cus_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
@@ -15668,6 +15956,8 @@ export interface operations {
                      * @constant
                      */
                     event: "subscription:cancelled";
+                    /** @description `false`: the event happened in the shop's test mode (a test credential, the SANDBOX gateway, a test clock) and is sent only to test-mode endpoints; `true`: live mode. */
+                    livemode: boolean;
                 };
             };
         };
@@ -15709,6 +15999,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "event": "subscription:created",
+                 *       "livemode": true,
                  *       "data": {
                  *         "id": "sub_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
                  *         "customer_id": "cus_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
@@ -15740,6 +16031,8 @@ export interface operations {
                      * @constant
                      */
                     event: "subscription:created";
+                    /** @description `false`: the event happened in the shop's test mode (a test credential, the SANDBOX gateway, a test clock) and is sent only to test-mode endpoints; `true`: live mode. */
+                    livemode: boolean;
                 };
             };
         };
@@ -15781,6 +16074,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "event": "subscription:paused",
+                 *       "livemode": true,
                  *       "data": {
                  *         "id": "sub_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
                  *         "customer_id": "cus_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
@@ -15812,6 +16106,8 @@ export interface operations {
                      * @constant
                      */
                     event: "subscription:paused";
+                    /** @description `false`: the event happened in the shop's test mode (a test credential, the SANDBOX gateway, a test clock) and is sent only to test-mode endpoints; `true`: live mode. */
+                    livemode: boolean;
                 };
             };
         };
@@ -15853,6 +16149,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "event": "subscription:renewed",
+                 *       "livemode": true,
                  *       "data": {
                  *         "id": "sub_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
                  *         "customer_id": "cus_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
@@ -15884,6 +16181,8 @@ export interface operations {
                      * @constant
                      */
                     event: "subscription:renewed";
+                    /** @description `false`: the event happened in the shop's test mode (a test credential, the SANDBOX gateway, a test clock) and is sent only to test-mode endpoints; `true`: live mode. */
+                    livemode: boolean;
                 };
             };
         };
@@ -15925,6 +16224,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "event": "ticket:created",
+                 *       "livemode": true,
                  *       "data": {
                  *         "id": "tkt_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
                  *         "subject": "Where is my key?",
@@ -15946,6 +16246,8 @@ export interface operations {
                      * @constant
                      */
                     event: "ticket:created";
+                    /** @description `false`: the event happened in the shop's test mode (a test credential, the SANDBOX gateway, a test clock) and is sent only to test-mode endpoints; `true`: live mode. */
+                    livemode: boolean;
                 };
             };
         };
@@ -15987,6 +16289,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "event": "webhook:test",
+                 *       "livemode": true,
                  *       "data": {
                  *         "webhook_id": "whe_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
                  *         "message": "Delivered, enjoy!"
@@ -16000,6 +16303,8 @@ export interface operations {
                      * @constant
                      */
                     event: "webhook:test";
+                    /** @description `false`: the event happened in the shop's test mode (a test credential, the SANDBOX gateway, a test clock) and is sent only to test-mode endpoints; `true`: live mode. */
+                    livemode: boolean;
                 };
             };
         };

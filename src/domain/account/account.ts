@@ -18,7 +18,14 @@ async function details(db: ReadDb, auth: AuthContext) {
 
 export async function accountOf(db: ReadDb, auth: AuthContext) {
   const { shop } = await details(db, auth);
-  return { id: auth.shop.id, name: shop.name, currency: auth.shop.currency, created_at: unixSeconds(shop.created_at) };
+  return {
+    id: auth.shop.id,
+    name: shop.name,
+    currency: auth.shop.currency,
+    livemode: auth.shop.livemode,
+    live_account_id: shop.live_shop_id,
+    created_at: unixSeconds(shop.created_at),
+  };
 }
 
 export async function capabilitiesOf(db: ReadDb, auth: AuthContext) {
@@ -43,5 +50,6 @@ export async function capabilitiesOf(db: ReadDb, auth: AuthContext) {
           : null,
     },
     plan: shop.plan,
+    livemode: shop.livemode,
   };
 }

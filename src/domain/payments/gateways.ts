@@ -10,6 +10,24 @@ import { newId } from '../../ids';
 /** The local sandbox gateway (kind SESSION): the one session gateway this server runs itself. */
 export const sandboxGatewayCode = 'SANDBOX';
 
+/**
+ * Whether a shop of this mode may offer the gateway: SANDBOX completes an order without money moving, so it is a
+ * test-mode gateway only (issue 26); every other gateway is offered in both modes. The one place the rule lives:
+ * shops get gateways, and sandbox sessions are honoured, only where it holds.
+ */
+export function gatewayOfferedIn(code: string, livemode: boolean): boolean {
+  return code !== sandboxGatewayCode || !livemode;
+}
+
+/** Refuses a gateway a shop of this mode may not offer (the operator's `gateway set`, fixtures). */
+export function assertGatewayOfferedIn(code: string, livemode: boolean): void {
+  if (!gatewayOfferedIn(code, livemode))
+    throw new ApiError(
+      'GATEWAY_NOT_AVAILABLE',
+      `The ${code} gateway exists only in test mode: use the shop's test mode (a test key, mdk_test_...).`,
+    );
+}
+
 /** The shop's active gateway with this code; GATEWAY_NOT_AVAILABLE when it is unknown or switched off. */
 export async function requireActiveGateway(db: ReadDb, shopId: string, code: string): Promise<GatewayRow> {
   const gateway = await gatewayByCode(db, shopId, code);
@@ -70,7 +88,10 @@ export function adapterFor(gateway: GatewayRow, publicUrl: string): GatewayAdapt
   );
 }
 
-/** Every new shop gets the sandbox, so checkout can be walked through end to end at once (it can be switched off). */
+/**
+ * Every new test shop gets the sandbox, so checkout can be walked through end to end at once (it can be switched
+ * off). Live shops never have it (gatewayOfferedIn).
+ */
 export async function addSandboxGateway(trx: Transaction<Database>, shopId: string): Promise<GatewayRow> {
   return upsertGateway(trx, shopId, { id: newId('gw'), code: sandboxGatewayCode, kind: 'SESSION' });
 }

@@ -13,7 +13,7 @@ import {
 import { shopById } from '../../../db/queries/shops';
 import type { Database, OrderRow, PaymentAttemptRow } from '../../../db/tables';
 import { admitBuyer } from '../../domain/customers/buyers';
-import { adapterFor } from '../../domain/payments/gateways';
+import { adapterFor, gatewayOfferedIn } from '../../domain/payments/gateways';
 import { completeInvoice } from '../../domain/orders/completion';
 import { amountDue } from '../../domain/orders/wallet-orders';
 import type { Services } from '../../http/handler';
@@ -125,13 +125,16 @@ async function setBuyer(w: ShopWrite, order: OrderRow, buyer: { email: string; i
   });
 }
 
-/** The sandbox session and its invoice; a refusal (404) for an unknown session. */
+/**
+ * The sandbox session and its invoice; a refusal (404) for an unknown session, and for a session of a live shop
+ * (one started before the SANDBOX gateway became test-only): no live order is ever paid without money moving.
+ */
 export async function sandboxSession(
   db: Kysely<Database>,
   sessionId: string,
 ): Promise<PaymentAttemptRow & { uniqid: string; currency: string }> {
   const attempt = await attemptBySession(db, SANDBOX, sessionId);
-  if (!attempt) throw notFound.session();
+  if (!attempt || !gatewayOfferedIn(SANDBOX, attempt.livemode)) throw notFound.session();
   return attempt;
 }
 
