@@ -9,7 +9,7 @@ import { createTestDatabase, type TestDatabase } from '../helpers/test-database'
 import { systemClock } from '../../src/platform/clock';
 
 let database: TestDatabase;
-let shop: { id: string; currency: string };
+let shop: { id: string; currency: string; livemode: boolean };
 beforeAll(async () => {
   database = await createTestDatabase();
   shop = await admin.createShop(database.db, { name: 'Seeds', currency: 'EUR' });
