@@ -43,7 +43,7 @@ export function mailSink(clock: Clock): EffectSink {
       if (effects.mail.length === 0) return;
       const shopId = origin.shopId;
       if (!shopId) throw new Error(`${origin.operationId} queued mail without a shop; mail is always a shop's`);
-      const now = clock.now();
+      const now = (origin.clock ?? clock).now();
       for (const message of effects.mail) await queueMail(trx, shopId, message, now);
     },
   };

@@ -81,6 +81,11 @@ export interface WriteOrigin {
   /** The API request the write came from (what the audit trail records of it); absent for a worker's writes. */
   request?: WriteRequestFacts;
   /**
+   * The clock of the write when it is not the sinks' own: a test shop whose clock runs ahead (src/http/api.ts).
+   * The events and mail it queues are stamped, and fall due, on it.
+   */
+  clock?: Clock;
+  /**
    * The HTTP status the request is answered with: set by the API layer once the work has produced its result (or
    * to the replayed status), so a sink writing in the transaction knows it before commit.
    */
