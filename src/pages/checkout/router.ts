@@ -121,6 +121,7 @@ export function checkoutRouter(deps: CheckoutDeps): Router {
         200,
         invoicePage({
           shopName: shop?.name ?? '',
+          livemode: shop?.livemode ?? true,
           order,
           items,
           gateways,
@@ -176,6 +177,7 @@ export function checkoutRouter(deps: CheckoutDeps): Router {
         200,
         sandboxPage({
           attempt,
+          livemode: attempt.livemode,
           currency: attempt.currency,
           path,
           invoiceUrl: invoiceUrl(attempt.uniqid),
@@ -208,6 +210,7 @@ export function checkoutRouter(deps: CheckoutDeps): Router {
         unavailable ? 410 : 200,
         paymentLinkPage({
           shopName: shop?.name ?? '',
+          livemode: shop?.livemode ?? true,
           link,
           product: product && {
             title: variant ? `${product.title} (${variant.title})` : product.title,
