@@ -239,7 +239,8 @@ export class UnitOfWork {
 
   /** `run` for one shop: the work gets its ShopWrite (transaction, shop, effects, the clock's time). */
   write<T>(origin: ShopOrigin, work: (w: ShopWrite) => Promise<T>): Promise<T> {
-    return this.run(origin, (trx, effects) => work(shopWrite(trx, origin.shopId, effects, this.options.clock)));
+    const clock = origin.clock ?? this.options.clock;
+    return this.run(origin, (trx, effects) => work(shopWrite(trx, origin.shopId, effects, clock)));
   }
 
   /** The ShopWrite of a transaction this unit of work opened (the API's write operations). */

@@ -7,6 +7,7 @@ import { attemptsOfOrder } from '../../../db/queries/payment-attempts';
 import { paymentLinkByUniqid, variantOfProduct } from '../../../db/queries/payment-links';
 import { productById } from '../../../db/queries/products';
 import { shopById } from '../../../db/queries/shops';
+import { clockAhead } from '../../platform/clock';
 import { canonicalIp } from '../../domain/customers/blacklist';
 import {
   linkUnavailability,
@@ -204,7 +205,11 @@ export function checkoutRouter(deps: CheckoutDeps): Router {
           ? undefined
           : variantOfProduct(db, link.shop_id, link.product_id, link.variant_id),
       ]);
-      const unavailable = linkUnavailability(link, services.clock.now());
+      // A test shop's link expires on its test clock.
+      const unavailable = linkUnavailability(
+        link,
+        clockAhead(services.clock, Number(shop?.clock_offset_ms ?? 0)).now(),
+      );
       sendPage(
         res,
         unavailable ? 410 : 200,
@@ -229,8 +234,12 @@ export function checkoutRouter(deps: CheckoutDeps): Router {
     route(async (req, res) => {
       const link = await findLink(param(req, 'linkUniqid'));
       const email = buyerEmail((req.body ?? {}) as Record<string, unknown>);
+      const shop = await shopById(db, link.shop_id);
       const order = await deps.unitOfWork.write(
-        checkoutOrigin(link.shop_id, 'checkoutPaymentLink', requestIdOf(res)),
+        {
+          ...checkoutOrigin(link.shop_id, 'checkoutPaymentLink', requestIdOf(res)),
+          clock: clockAhead(services.clock, Number(shop?.clock_offset_ms ?? 0)),
+        },
         (w) =>
           orderFromPaymentLink(
             w,
