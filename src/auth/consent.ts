@@ -297,7 +297,7 @@ export interface ConsentDeps {
   db: Kysely<Database>;
   unitOfWork: UnitOfWork;
   /**
-   * The shop of this mode of the owner's shop (`shopInMode`, src/domain/account/test-mode.ts: the test twin is made
+   * The shop of this mode of the owner's shop (`shopInMode`, src/domain/test-mode.ts: the test twin is made
    * on first use), where an approval installs the app; undefined when the shop has no such mode. Given by the pages'
    * router, since the rule lives in the domain, above this layer.
    */

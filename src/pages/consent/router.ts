@@ -11,7 +11,7 @@ import { ApiError } from '../../errors';
 import type { RateLimiter } from '../../http/rate-limit';
 import { guardPages, pageForm, refusalTitle } from '../../http/page-guard';
 import { messagePage } from '../../auth/consent-pages';
-import { shopInMode } from '../../domain/account/test-mode';
+import { shopInMode } from '../../domain/test-mode';
 import {
   authorizationParams,
   authorizePath,
