@@ -15,6 +15,7 @@ import { inShop, inShopForWrite } from '../../db/queries/shop-scope';
 import type { Database } from '../../db/tables';
 import { operations } from '../../src/generated/operations';
 import { loadSpec } from '../../src/spec';
+import { snapshotTables } from '../helpers/db-snapshot';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
 import {
   contractParameterKinds,
@@ -433,30 +434,8 @@ const notSnapshotted = (table: string) =>
   table === 'idempotency_keys' || table === 'audit_entries' || table.startsWith('kysely_migration');
 const bookkeepingColumns: Readonly<Record<string, string[]>> = { credentials: ['last_used_at'] };
 
-/** Every table of `public`: row count and an md5 of its rows' text in primary-key order. */
-async function snapshot(): Promise<Record<string, string>> {
-  const tables = await sql<{ table: string; pk: string | null }>`
-    select c.relname::text as table,
-      (select string_agg(a.attname::text, ',' order by k.ord)
-         from pg_index i, unnest(i.indkey::int2[]) with ordinality as k(attnum, ord)
-         join pg_attribute a on a.attnum = k.attnum
-         where i.indrelid = c.oid and i.indisprimary and a.attrelid = c.oid) as pk
-    from pg_class c join pg_namespace n on n.oid = c.relnamespace
-    where n.nspname = 'public' and c.relkind in ('r', 'p')
-    order by 1`.execute(t.db);
-  const out: Record<string, string> = {};
-  for (const { table, pk } of tables.rows) {
-    if (notSnapshotted(table)) continue;
-    let rowText = sql`to_jsonb(r)`;
-    for (const column of bookkeepingColumns[table] ?? []) rowText = sql`(${rowText} - ${sql.lit(column)})`;
-    const order = pk ? sql.join(pk.split(',').map((c) => sql.ref(`r.${c}`))) : sql`${rowText}::text`;
-    const r = await sql<{ n: string; digest: string }>`
-      select count(*)::text as n, md5(coalesce(string_agg(${rowText}::text, E'\n' order by ${order}), '')) as digest
-      from ${sql.table(table)} as r`.execute(t.db);
-    out[table] = `${r.rows[0]!.n} rows, md5 ${r.rows[0]!.digest}`;
-  }
-  return out;
-}
+/** Every table but the ones above: row count and an md5 of its rows' text in primary-key order. */
+const snapshot = () => snapshotTables(t.db, { skipTables: notSnapshotted, skipColumns: bookkeepingColumns });
 
 describe('c. every {id} route, called with the other shop’s ids: 404 or 501, never a success, nothing changed', () => {
   let before: Record<string, string>;
