@@ -52,6 +52,11 @@ const bodyPropertyKinds: Readonly<Record<string, ResourceKind>> = {
   attachment_id: 'attachment',
 };
 
+/** Where an operation's body needs a particular resource of a kind (a license is validated against its product). */
+const bodyOperationKinds: Readonly<Record<string, Readonly<Record<string, ResourceKind>>>> = {
+  validateLicense: { product_id: 'licenseProduct' },
+};
+
 /** Id-like body properties that name no row of a shop, with the reason: the walk leaves them out, and says so. */
 export const bodyPropertiesNotShopRows: Readonly<Record<string, string>> = {
   client_id: "an OAuth app's client id: apps are the platform's, registered once for every shop and mode",
@@ -183,7 +188,13 @@ export const bodyReferences: BodyReference[] = (Object.keys(operations) as Opera
     const route = routeOf(operationId);
     return idProperties(schema, [], new Set()).map(({ at, many }) => {
       const property = String(at[at.length - 1]);
-      return { route, at, many, property, kind: bodyPropertyKinds[property] };
+      return {
+        route,
+        at,
+        many,
+        property,
+        kind: bodyOperationKinds[operationId]?.[property] ?? bodyPropertyKinds[property],
+      };
     });
   });
 
@@ -281,11 +292,16 @@ export function createWalker(t: TestApp, name: string) {
     return req;
   }
 
-  /** Same status, error code and message: nothing tells the caller whether the row exists elsewhere. */
-  function expectSameAnswer(said: string, res: Answer, none: Answer) {
-    expect({ said, answer: [res.status, res.body?.error?.code, res.body?.error?.message] }).toEqual({
+  /**
+   * Same status, error code and message: nothing tells the caller whether the row exists elsewhere. A message may
+   * name the id it was given (`product prod_… does not exist`): each answer's own id is read as `<id>`.
+   */
+  function expectSameAnswer(said: string, res: Answer, none: Answer, sent: string[] = [], missing: string[] = []) {
+    const message = (a: Answer, ids: string[]) =>
+      ids.reduce((m: unknown, id) => (typeof m === 'string' ? m.split(id).join('<id>') : m), a.body?.error?.message);
+    expect({ said, answer: [res.status, res.body?.error?.code, message(res, sent)] }).toEqual({
       said,
-      answer: [none.status, none.body?.error?.code, none.body?.error?.message],
+      answer: [none.status, none.body?.error?.code, message(none, missing)],
     });
   }
 
@@ -307,7 +323,8 @@ export function createWalker(t: TestApp, name: string) {
       expect(res.body.error.code).toMatch(/^([A-Z_]+_)?NOT_FOUND$/);
       // Indistinguishable from an id that exists nowhere: nothing tells the caller that the other tenant has this row.
       const missing = Object.fromEntries(Object.entries(ids).map(([k, v]) => [k, missingIdLike(v)]));
-      expectSameAnswer(said, res, await call(route, caller, missing));
+      const none = await call(route, caller, missing);
+      expectSameAnswer(said, res, none, Object.values(ids), Object.values(missing));
     } else {
       expect({ said, status: res.status }).toEqual({ said, status: 501 });
       expect(res.body.error.code).toBe('NOT_IMPLEMENTED');
@@ -326,7 +343,7 @@ export function createWalker(t: TestApp, name: string) {
     const said = `${ref.route.operationId} by ${caller.label} with ${owner.label}'s ${ref.kind} at body.${ref.at.join('.')} answered ${res.status} ${JSON.stringify(res.body?.error ?? res.body)}`;
     expect({ said, refused: res.status >= 400 && res.status !== 403 }).toEqual({ said, refused: true });
     const none = await call(ref.route, caller, ids, bodyFor(ref, caller, missingIdLike(foreign)));
-    expectSameAnswer(said, res, none);
+    expectSameAnswer(said, res, none, [foreign], [missingIdLike(foreign)]);
     return res as Answer;
   }
 

@@ -110,6 +110,8 @@ export const resourceKinds = [
   'resellerTier',
   /** An attachment `tenancy.txt` (referenced by bodies: the files of an item's fulfillment). */
   'attachment',
+  /** The product `Tenancy License` of `license` (a license is validated against its own product). */
+  'licenseProduct',
 ] as const;
 
 export type ResourceKind = (typeof resourceKinds)[number];
@@ -353,7 +355,7 @@ const licenses: SeedStep = async (t, shopId) => {
       },
     ],
   });
-  return { license: seeded.licenses[0] };
+  return { license: seeded.licenses[0], licenseProduct: seeded.products[0] };
 };
 
 const resellers: SeedStep = async (t, shopId) => {
