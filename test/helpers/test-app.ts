@@ -83,18 +83,23 @@ export function memoryLogger(): { logger: Logger; logs: Record<string, unknown>[
 }
 
 export async function startTestApp(
-  options: Partial<Omit<AppOptions, 'db' | 'logger'>> & { env?: NodeJS.ProcessEnv } = {},
+  options: Partial<Omit<AppOptions, 'db' | 'logger'>> & {
+    env?: NodeJS.ProcessEnv;
+    /** A database the caller prepared (the migration test's, migrated by hand); closed with the app. */
+    database?: TestDatabase;
+  } = {},
 ): Promise<TestApp> {
-  const database = await createTestDatabase();
+  const { database: given, env, ...appOptions } = options;
+  const database = given ?? (await createTestDatabase());
   const config =
-    options.config ?? loadConfig({ PUBLIC_URL: 'http://api.test', REDIS_URL: process.env.REDIS_URL, ...options.env });
+    options.config ?? loadConfig({ PUBLIC_URL: 'http://api.test', REDIS_URL: process.env.REDIS_URL, ...env });
   const { logger, logs } = memoryLogger();
   // With REDIS_URL the rate-limit counters live in the real Redis, under a prefix of this file's own.
   const redis = config.redisUrl ? connectRedis(config.redisUrl, logger) : undefined;
   const rateLimitPrefix = `rl:test:${randomBytes(6).toString('hex')}:`;
   const app = await createApp({
     rateLimitPrefix,
-    ...options,
+    ...appOptions,
     db: database.db,
     config,
     logger,

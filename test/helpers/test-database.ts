@@ -63,3 +63,23 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   const snapshot = new Blob([readFileSync(snapshotPath())]);
   return wrapPGlite(await createPGlite({ loadDataDir: snapshot }));
 }
+
+/** A database with no migration applied (the migration tests migrate it step by step); dropped on close. */
+export async function createEmptyTestDatabase(): Promise<TestDatabase> {
+  const base = process.env.DATABASE_URL;
+  if (base) {
+    const name = `mdapi_e_${randomBytes(6).toString('hex')}`;
+    await withAdminClient(base, (c) => c.query(`CREATE DATABASE ${name} TEMPLATE template0`));
+    const url = databaseUrlFor(base, name);
+    const handle = openPostgres(url, 20);
+    return {
+      ...handle,
+      url,
+      close: async () => {
+        await handle.close();
+        await withAdminClient(base, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+      },
+    };
+  }
+  return wrapPGlite(await createPGlite({}));
+}

@@ -10,6 +10,7 @@
 // createTwoShops() fails when a kind of `resourceKinds` gets no id, so a half-added kind cannot go unnoticed.
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
+import { insertAttachment } from '../../db/queries/attachments';
 import { insertAuditEntry } from '../../db/queries/audit-entries';
 import { insertOwnerAccount, insertOwnerSession } from '../../db/queries/owner-sessions';
 import { hashPassword } from '../../src/auth/passwords';
@@ -24,6 +25,7 @@ import { Effects, shopWrite } from '../../src/platform/unit-of-work';
 import { systemClock } from '../../src/platform/clock';
 import { emitEvent } from '../../src/domain/effects';
 import { loadSecretBox } from '../../src/platform/secret-box';
+import { shopForMode } from '../../src/ops/admin';
 import type { TestApp } from './test-app';
 
 /** Every kind of resource the two shops hold, by the name the tenancy walk uses for it. */
@@ -104,6 +106,12 @@ export const resourceKinds = [
    * email is unique across shops), with its sign-in entry in the audit trail.
    */
   'dashboardSession',
+  /** The default reseller tier `Tenancy Tier` of `reseller` (referenced by bodies: tier_id, default_tier_id). */
+  'resellerTier',
+  /** An attachment `tenancy.txt` (referenced by bodies: the files of an item's fulfillment). */
+  'attachment',
+  /** The product `Tenancy License` of `license` (a license is validated against its own product). */
+  'licenseProduct',
 ] as const;
 
 export type ResourceKind = (typeof resourceKinds)[number];
@@ -141,7 +149,8 @@ export function isResourceKind(kind: string): kind is ResourceKind {
 }
 
 export interface TenantShop {
-  label: 'A' | 'B';
+  /** How the walks name it: `A` and `B`, or `live` and `test` (a live shop and its test twin). */
+  label: string;
   shopId: string;
   /** A full-access (`*`) API key of this shop. */
   key: string;
@@ -346,7 +355,7 @@ const licenses: SeedStep = async (t, shopId) => {
       },
     ],
   });
-  return { license: seeded.licenses[0] };
+  return { license: seeded.licenses[0], licenseProduct: seeded.products[0] };
 };
 
 const resellers: SeedStep = async (t, shopId) => {
@@ -355,7 +364,7 @@ const resellers: SeedStep = async (t, shopId) => {
     reseller_program: { enabled: true },
     resellers: [{ email: 'carol@example.com', status: 'SUSPENDED' }],
   });
-  return { reseller: seeded.resellers[0] };
+  return { reseller: seeded.resellers[0], resellerTier: seeded.resellerTiers[0] };
 };
 
 const messagingBots: SeedStep = async (t, shopId) => {
@@ -437,6 +446,18 @@ const ownerSessions: SeedStep = async (t, shopId) => {
   return { dashboardSession: sessionId };
 };
 
+const attachments: SeedStep = async (t, shopId) => {
+  const row = await t.db.transaction().execute((trx) =>
+    insertAttachment(trx, shopId, {
+      id: newId('att'),
+      filename: 'tenancy.txt',
+      content_type: 'text/plain',
+      content: Buffer.from('The same file in two shops.'),
+    }),
+  );
+  return { attachment: row.id };
+};
+
 /** Run in order for each shop. Append steps for new resource kinds (see the top of this file). */
 export const seedSteps: readonly SeedStep[] = [
   catalogAndCustomers,
@@ -451,10 +472,11 @@ export const seedSteps: readonly SeedStep[] = [
   messagingBots,
   analyticsReports,
   ownerSessions,
+  attachments,
 ];
 
-async function tenantShop(t: TestApp, label: 'A' | 'B'): Promise<TenantShop> {
-  const shopId = await t.createShop({ name: 'Tenancy Shop', plan: 'free', currency: 'USD' });
+/** Seeds `shopId` with every step and gives it a `*` key (of the shop's own mode). */
+async function tenantShop(t: TestApp, label: string, shopId: string): Promise<TenantShop> {
   const credential = await t.createKey(shopId, ['*'], `tenancy ${label}`);
   let ids: Partial<ShopIds> = {};
   for (const step of seedSteps) ids = { ...ids, ...(await step(t, shopId, ids)) };
@@ -465,10 +487,22 @@ async function tenantShop(t: TestApp, label: 'A' | 'B'): Promise<TenantShop> {
   return { label, shopId, key: credential.key, credentialId: credential.id, ids: ids as ShopIds };
 }
 
-/** Shop A and shop B, seeded with the same data, each with a `*` key. */
-export async function createTwoShops(t: TestApp): Promise<TwoShops> {
-  const a = await tenantShop(t, 'A');
-  const b = await tenantShop(t, 'B');
+const newTenancyShop = (t: TestApp) => t.createShop({ name: 'Tenancy Shop', plan: 'free', currency: 'USD' });
+
+/**
+ * Two tenants seeded with the same data, each with a `*` key. By default shop A and shop B, two live shops. With
+ * `b: 'test twin'`: a live shop (labelled `live`) and its own test twin (`test`, a test key `mdk_test_…`), the two
+ * modes of one merchant, which must stay as far apart as two shops (issue 26).
+ */
+export async function createTwoShops(
+  t: TestApp,
+  options: { b?: 'another shop' | 'test twin' } = {},
+): Promise<TwoShops> {
+  const twin = options.b === 'test twin';
+  const liveId = await newTenancyShop(t);
+  const a = await tenantShop(t, twin ? 'live' : 'A', liveId);
+  const bId = twin ? (await shopForMode(t.db, liveId, 'test')).id : await newTenancyShop(t);
+  const b = await tenantShop(t, twin ? 'test' : 'B', bId);
   for (const kind of resourceKinds) {
     if (a.ids[kind] === b.ids[kind]) throw new Error(`two-shops: A and B share the ${kind} id ${a.ids[kind]}`);
   }

@@ -6,166 +6,39 @@
 //     A with B's ids), answers 404 (implemented) or 501 (not yet), never a success or a 403, and changes nothing;
 //     the same calls by A with its own ids succeed, so the 404s are about tenancy and not about bad ids;
 //  d. the source: every query module reaches shop-owned tables only through inShop()/inShopForWrite().
-// Two shops with identical data come from test/helpers/two-shops.ts; add new resource kinds there.
+// Two shops with identical data come from test/helpers/two-shops.ts; add new resource kinds there. The walk's
+// routes and probes are test/helpers/contract-walk.ts (test/platform/cross-mode.test.ts walks them between modes).
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sql, type Kysely, type Transaction } from 'kysely';
-import { handlers, notImplemented } from '../../handlers';
 import { inShop, inShopForWrite } from '../../db/queries/shop-scope';
 import type { Database } from '../../db/tables';
 import { operations } from '../../src/generated/operations';
-import { loadSpec } from '../../src/spec';
-import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
 import {
-  contractParameterKinds,
-  createTwoShops,
-  isResourceKind,
-  shopDataShape,
-  type ResourceKind,
-  type TenantShop,
-  type TwoShops,
-} from '../helpers/two-shops';
+  createWalker,
+  describeRoute,
+  idsOf,
+  implementedRoutes,
+  routes,
+  type OperationId,
+} from '../helpers/contract-walk';
+import { snapshotTables } from '../helpers/db-snapshot';
+import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
+import { createTwoShops, shopDataShape, type ResourceKind, type TenantShop, type TwoShops } from '../helpers/two-shops';
 
 const root = join(__dirname, '..', '..');
-const spec = loadSpec();
-
-// ---------------------------------------------------------------------------------------------------------------
-// The contract's path parameters -> resource kinds
-// ---------------------------------------------------------------------------------------------------------------
-
-/** Where an operation needs a particular resource of a kind (claims need a SERIALS product without variants). */
-const operationKinds: Readonly<Record<string, Readonly<Record<string, ResourceKind>>>> = {
-  claimProductSerials: { id: 'serialProduct' },
-  completeOrder: { id: 'pendingOrder' },
-  fulfillOrder: { id: 'fulfillableOrder' },
-  // Only an affiliate has commission to convert.
-  convertCustomerAffiliateBalance: { id: 'affiliate' },
-};
-
-/** Bodies for operations whose contract example names resources the shops do not hold (an attachment). */
-const operationBodies: Readonly<Record<string, unknown>> = {
-  fulfillOrderItem: { message: 'Delivered by the tenancy walk', notify_customer: false },
-  // Within the affiliate's unpaid commission (7.25 imported with the fixture).
-  convertCustomerAffiliateBalance: { amount: 1 },
-};
-
-/**
- * Resource kinds the two shops do not hold yet: a syntactically valid id of the right shape stands in. When an
- * issue builds one of these, it seeds the kind in test/helpers/two-shops.ts and removes its line here; an
- * implemented operation walked with a placeholder makes this file fail.
- */
-const placeholderIds: Readonly<Record<string, string>> = {};
-
-type OperationId = keyof typeof operations;
-
-interface PathParam {
-  name: string;
-  /** components/parameters name, or `inline` */
-  ref: string;
-  kind: string | undefined;
-}
-
-interface Route {
-  operationId: OperationId;
-  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
-  path: string;
-  params: PathParam[];
-  implemented: boolean;
-  example: unknown;
-  query: Record<string, string>;
-}
-
-function resolveParam(p: any): { def: any; ref: string } {
-  if (typeof p?.$ref === 'string') {
-    const ref = p.$ref.split('/').pop() as string;
-    return { def: spec.components.parameters[ref], ref };
-  }
-  return { def: p, ref: 'inline' };
-}
-
-/** Every operation of the contract whose path has a parameter, with what the walk needs to call it. */
-const routes: Route[] = (Object.keys(operations) as OperationId[])
-  .filter((id) => operations[id].path.includes('{'))
-  .sort()
-  .map((operationId) => {
-    const { method, path } = operations[operationId] as { method: Route['method']; path: string };
-    const op = spec.paths[path]?.[method];
-    const declared = [...(spec.paths[path]?.parameters ?? []), ...(op?.parameters ?? [])].map(resolveParam);
-    const params = [...path.matchAll(/\{([^}]+)\}/g)].map(([, name]) => {
-      const found = declared.find((d) => d.def?.in === 'path' && d.def?.name === name);
-      const ref = found?.ref ?? 'inline';
-      return { name: name!, ref, kind: operationKinds[operationId]?.[name!] ?? contractParameterKinds[ref] };
-    });
-    const query: Record<string, string> = {};
-    for (const { def } of declared) {
-      if (def?.in !== 'query' || !def.required) continue;
-      const value = def.example ?? def.schema?.example ?? def.schema?.enum?.[0];
-      if (value === undefined) throw new Error(`${operationId}: give the required query parameter ${def.name} a value`);
-      query[def.name] = String(value);
-    }
-    return {
-      operationId,
-      method,
-      path,
-      params,
-      implemented: (handlers as Record<string, unknown>)[operationId] !== notImplemented,
-      example: operationBodies[operationId] ?? op?.requestBody?.content?.['application/json']?.example,
-      query,
-    };
-  });
-const implementedRoutes = routes.filter((r) => r.implemented);
-
-/** The id a shop uses for a parameter: its own fixture id of that kind, or the kind's placeholder. */
-function idFor(shop: TenantShop, kind: string | undefined): { id: string; real: boolean } {
-  if (kind !== undefined && isResourceKind(kind)) return { id: shop.ids[kind], real: true };
-  if (kind !== undefined && placeholderIds[kind] !== undefined) return { id: placeholderIds[kind], real: false };
-  throw new Error(`no resource kind for this parameter: map it in contractParameterKinds of test/helpers/two-shops.ts`);
-}
-
-/** An id of the same shape that exists in no shop. */
-function missingIdLike(id: string): string {
-  if (/^[0-9a-f]{8}-[0-9a-f]{4}-/.test(id)) return '00000000-0000-4000-8000-000000000000';
-  const prefix = id.includes('_') ? id.slice(0, id.indexOf('_') + 1) : '';
-  return `${prefix}${'0'.repeat(Math.max(1, id.length - prefix.length))}`;
-}
-
-function urlOf(route: Route, ids: Record<string, string>): string {
-  const filled = route.path.replace(/\{([^}]+)\}/g, (_m, name: string) => encodeURIComponent(ids[name]!));
-  const qs = new URLSearchParams(route.query).toString();
-  return `/dev/v1${filled}${qs ? `?${qs}` : ''}`;
-}
-
 // ---------------------------------------------------------------------------------------------------------------
 // The app, the two shops
 // ---------------------------------------------------------------------------------------------------------------
 
 let t: TestApp;
 let shops: TwoShops;
-let requestCounter = 0;
-
-async function call(route: Route, caller: TenantShop, ids: Record<string, string>) {
-  let req = t.http[route.method](urlOf(route, ids)).set(bearer(caller.key));
-  if (route.method !== 'get') req = req.set('Idempotency-Key', `tenancy-${caller.label}-${++requestCounter}`);
-  if (route.example !== undefined) req = req.send(route.example as object);
-  return req;
-}
-
-/** The parameters of a route filled with `owner`'s ids (fixture ids, or placeholders for kinds not seeded yet). */
-function idsOf(route: Route, owner: TenantShop): { ids: Record<string, string>; placeholders: string[] } {
-  const ids: Record<string, string> = {};
-  const placeholders: string[] = [];
-  for (const p of route.params) {
-    const { id, real } = idFor(owner, p.kind);
-    ids[p.name] = id;
-    if (!real) placeholders.push(`{${p.name}} (${p.kind})`);
-  }
-  return { ids, placeholders };
-}
-
+let walker: ReturnType<typeof createWalker>;
 beforeAll(async () => {
   // A few hundred requests from one shop: lift the rate limit, which is not what this file tests.
   t = await startTestApp({ env: { RATE_LIMIT_FREE: '100000', RATE_LIMIT_ANONYMOUS: '100000' } });
   shops = await createTwoShops(t);
+  walker = createWalker(t, 'tenancy');
   // Use each key once, so the walk does not stamp credentials.last_used_at for the first time.
   for (const s of [shops.a, shops.b]) expect((await t.http.get('/dev/v1/me').set(bearer(s.key))).status).toBe(200);
 });
@@ -433,35 +306,12 @@ const notSnapshotted = (table: string) =>
   table === 'idempotency_keys' || table === 'audit_entries' || table.startsWith('kysely_migration');
 const bookkeepingColumns: Readonly<Record<string, string[]>> = { credentials: ['last_used_at'] };
 
-/** Every table of `public`: row count and an md5 of its rows' text in primary-key order. */
-async function snapshot(): Promise<Record<string, string>> {
-  const tables = await sql<{ table: string; pk: string | null }>`
-    select c.relname::text as table,
-      (select string_agg(a.attname::text, ',' order by k.ord)
-         from pg_index i, unnest(i.indkey::int2[]) with ordinality as k(attnum, ord)
-         join pg_attribute a on a.attnum = k.attnum
-         where i.indrelid = c.oid and i.indisprimary and a.attrelid = c.oid) as pk
-    from pg_class c join pg_namespace n on n.oid = c.relnamespace
-    where n.nspname = 'public' and c.relkind in ('r', 'p')
-    order by 1`.execute(t.db);
-  const out: Record<string, string> = {};
-  for (const { table, pk } of tables.rows) {
-    if (notSnapshotted(table)) continue;
-    let rowText = sql`to_jsonb(r)`;
-    for (const column of bookkeepingColumns[table] ?? []) rowText = sql`(${rowText} - ${sql.lit(column)})`;
-    const order = pk ? sql.join(pk.split(',').map((c) => sql.ref(`r.${c}`))) : sql`${rowText}::text`;
-    const r = await sql<{ n: string; digest: string }>`
-      select count(*)::text as n, md5(coalesce(string_agg(${rowText}::text, E'\n' order by ${order}), '')) as digest
-      from ${sql.table(table)} as r`.execute(t.db);
-    out[table] = `${r.rows[0]!.n} rows, md5 ${r.rows[0]!.digest}`;
-  }
-  return out;
-}
+/** Every table but the ones above: row count and an md5 of its rows' text in primary-key order. */
+const snapshot = () => snapshotTables(t.db, { skipTables: notSnapshotted, skipColumns: bookkeepingColumns });
 
 describe('c. every {id} route, called with the other shop’s ids: 404 or 501, never a success, nothing changed', () => {
   let before: Record<string, string>;
   let idempotencyBefore: Set<string>;
-  const walked = new Set<string>();
 
   beforeAll(async () => {
     before = await snapshot();
@@ -476,10 +326,7 @@ describe('c. every {id} route, called with the other shop’s ids: 404 or 501, n
       r.params.filter((p) => p.kind === undefined).map((p) => `${r.operationId} {${p.name}} (${p.ref})`),
     );
     expect(unmapped).toEqual([]);
-    const lines = routes.map((r) => {
-      const kinds = r.params.map((p) => `${p.name}=${p.kind}${isResourceKind(p.kind!) ? '' : ' (placeholder)'}`);
-      return `${r.implemented ? 'implemented    ' : '501 (not built)'}  ${r.operationId.padEnd(32)} ${r.method.toUpperCase().padEnd(6)} ${r.path}  [${kinds.join(', ')}]`;
-    });
+    const lines = routes.map(describeRoute);
     console.log(
       `The cross-shop walk covers ${routes.length} {id} routes (${implementedRoutes.length} implemented):\n${lines.join('\n')}`,
     );
@@ -495,46 +342,19 @@ describe('c. every {id} route, called with the other shop’s ids: 404 or 501, n
     expect(missing).toEqual([]);
   });
 
-  async function walkOne(route: Route, caller: TenantShop, owner: TenantShop) {
-    const { ids, placeholders } = idsOf(route, owner);
-    const res = await call(route, caller, ids);
-    walked.add(`${caller.label} ${route.operationId}`);
-    const said = `${route.operationId} by shop ${caller.label} with shop ${owner.label}'s ids answered ${res.status} ${JSON.stringify(res.body?.error ?? res.body)}`;
-    // Never a success (another shop's row was reached) nor a 403 (the caller has every scope: it must be 'not found').
-    expect({ said, refused: ![200, 201, 202, 204, 403].includes(res.status) }).toEqual({ said, refused: true });
-    if (route.implemented) {
-      if (placeholders.length > 0) {
-        throw new Error(
-          `${route.operationId} is implemented but is walked with a placeholder for ${placeholders.join(', ')}: add its resource to test/helpers/two-shops.ts`,
-        );
-      }
-      expect({ said, status: res.status }).toEqual({ said, status: 404 });
-      expect(res.body.error.code).toMatch(/^([A-Z_]+_)?NOT_FOUND$/);
-      // Indistinguishable from an id that exists nowhere: nothing tells B that A has this row.
-      const missing = Object.fromEntries(Object.entries(ids).map(([k, v]) => [k, missingIdLike(v)]));
-      const none = await call(route, caller, missing);
-      expect(none.status).toBe(404);
-      expect(res.body.error.code).toBe(none.body.error.code);
-      expect(res.body.error.message).toBe(none.body.error.message);
-    } else {
-      expect({ said, status: res.status }).toEqual({ said, status: 501 });
-      expect(res.body.error.code).toBe('NOT_IMPLEMENTED');
-    }
-  }
-
   test.each(routes.map((r) => [r.operationId, r.method.toUpperCase(), r.path, r] as const))(
     'shop B with shop A’s ids: %s %s %s',
-    async (_id, _method, _path, route) => walkOne(route, shops.b, shops.a),
+    async (_id, _method, _path, route) => walker.walkRoute(route, shops.b, shops.a),
   );
 
   test.each(implementedRoutes.map((r) => [r.operationId, r.method.toUpperCase(), r.path, r] as const))(
     'shop A with shop B’s ids: %s %s %s',
-    async (_id, _method, _path, route) => walkOne(route, shops.a, shops.b),
+    async (_id, _method, _path, route) => walker.walkRoute(route, shops.a, shops.b),
   );
 
   test('nothing changed in the database (every table but idempotency_keys and audit_entries, compared row by row)', async () => {
     // Not vacuous: the walk above ran in full (a filtered run, -t, fails here instead of passing on nothing).
-    expect(walked.size).toBe(routes.length + implementedRoutes.length);
+    expect(walker.walked.size).toBe(routes.length + implementedRoutes.length);
     const after = await snapshot();
     expect(Object.keys(after)).toEqual(
       expect.arrayContaining(['products', 'product_variants', 'product_serials', 'customers', 'credentials', 'shops']),
@@ -564,7 +384,7 @@ describe('c. every {id} route, called with the other shop’s ids: 404 or 501, n
     'shop A with its own ids succeeds (so the 404s are about the shop): %s %s %s',
     async (_id, _method, _path, route) => {
       const { ids } = idsOf(route, shops.a);
-      const res = await call(route, shops.a, ids);
+      const res = await walker.call(route, shops.a, ids);
       const said = `${route.operationId} by shop A with its own ids answered ${res.status} ${JSON.stringify(res.body?.error ?? '')}`;
       expect({ said, ok: res.status >= 200 && res.status < 300 }).toEqual({ said, ok: true });
     },
