@@ -50,6 +50,7 @@ export function eventView(row: EventRow) {
     type: row.type,
     // As stored: amounts keep every digit.
     data: parseExact(row.data),
+    livemode: row.livemode,
     created_at: row.created_at.toISOString(),
   };
 }
