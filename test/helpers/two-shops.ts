@@ -453,8 +453,8 @@ export const seedSteps: readonly SeedStep[] = [
   ownerSessions,
 ];
 
-async function tenantShop(t: TestApp, label: 'A' | 'B'): Promise<TenantShop> {
-  const shopId = await t.createShop({ name: 'Tenancy Shop', plan: 'free', currency: 'USD' });
+async function tenantShop(t: TestApp, label: 'A' | 'B', mode: 'live' | 'test'): Promise<TenantShop> {
+  const shopId = await t.createShop({ name: 'Tenancy Shop', plan: 'free', currency: 'USD', mode });
   const credential = await t.createKey(shopId, ['*'], `tenancy ${label}`);
   let ids: Partial<ShopIds> = {};
   for (const step of seedSteps) ids = { ...ids, ...(await step(t, shopId, ids)) };
@@ -465,10 +465,13 @@ async function tenantShop(t: TestApp, label: 'A' | 'B'): Promise<TenantShop> {
   return { label, shopId, key: credential.key, credentialId: credential.id, ids: ids as ShopIds };
 }
 
-/** Shop A and shop B, seeded with the same data, each with a `*` key. */
-export async function createTwoShops(t: TestApp): Promise<TwoShops> {
-  const a = await tenantShop(t, 'A');
-  const b = await tenantShop(t, 'B');
+/**
+ * Shop A and shop B, seeded with the same data, each with a `*` key. `mode: 'test'` makes them test-mode shops (test
+ * twins), for suites that pay their orders through SANDBOX, which only test mode offers.
+ */
+export async function createTwoShops(t: TestApp, options: { mode?: 'live' | 'test' } = {}): Promise<TwoShops> {
+  const a = await tenantShop(t, 'A', options.mode ?? 'live');
+  const b = await tenantShop(t, 'B', options.mode ?? 'live');
   for (const kind of resourceKinds) {
     if (a.ids[kind] === b.ids[kind]) throw new Error(`two-shops: A and B share the ${kind} id ${a.ids[kind]}`);
   }
