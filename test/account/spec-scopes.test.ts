@@ -68,7 +68,7 @@ beforeAll(async () => {
     clock: new ManualClock('2026-11-22T10:00:00Z'),
     env: { RATE_LIMIT_FREE: '100000', RATE_LIMIT_ANONYMOUS: '100000', CHECKOUT_BASE_URL: 'https://pay.example.com' },
   });
-  shop = await t.createShop({ name: 'Scopes' });
+  shop = await t.createShop({ name: 'Scopes', mode: 'test' }); // its payments use SANDBOX: test mode only
   otherShop = await t.createShop({ name: 'Other' });
   admin = (await t.createKey(shop, ['*'])).key;
   otherAdmin = (await t.createKey(otherShop, ['*'])).key;

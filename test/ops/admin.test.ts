@@ -110,6 +110,8 @@ describe('API keys', () => {
       key: created.key,
       scopes: ['orders.read'],
       name: 'ci',
+      mode: 'live',
+      shop_id: shop.id,
     });
     expect(created.key).toMatch(/^mdk_[A-Za-z0-9_-]{43}$/);
     const row = await db().selectFrom('credentials').selectAll().where('id', '=', created.id).executeTakeFirstOrThrow();
