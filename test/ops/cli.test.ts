@@ -265,10 +265,30 @@ test('gateway set and list, tax set, coupon create; the gateways show in capabil
   );
   expect(crypto.code).toBe(0);
   expect(crypto.json).toEqual({ code: 'CRYPTO', kind: 'CRYPTO', active: true, coins: ['BTC', 'ETH'] });
-  const off = await cli('gateway', 'set', '--shop', id, '--code', 'SANDBOX', '--kind', 'SESSION', '--inactive');
-  expect(off.json.active).toBe(false);
+  // A live shop never offers SANDBOX: refused, nothing written. Its test twin (--mode test) has it.
+  const refused = await cli('gateway', 'set', '--shop', id, '--code', 'SANDBOX', '--kind', 'SESSION');
+  expect([refused.code, refused.json.error.message]).toEqual([
+    1,
+    "The SANDBOX gateway exists only in test mode: use the shop's test mode (--mode test).",
+  ]);
   const list = await cli('gateway', 'list', '--shop', id);
-  expect(list.json.map((g: { code: string }) => g.code)).toEqual(['CRYPTO', 'SANDBOX']);
+  expect(list.json.map((g: { code: string }) => g.code)).toEqual(['CRYPTO']);
+  const off = await cli(
+    'gateway',
+    'set',
+    '--shop',
+    id,
+    '--mode',
+    'test',
+    '--code',
+    'SANDBOX',
+    '--kind',
+    'SESSION',
+    '--inactive',
+  );
+  expect(off.json.active).toBe(false);
+  const testList = await cli('gateway', 'list', '--shop', id, '--mode', 'test');
+  expect(testList.json).toEqual([{ code: 'SANDBOX', kind: 'SESSION', active: false, coins: [] }]);
 
   const tax = await cli('tax', 'set', '--shop', id, '--rate', '20', '--inclusive');
   expect(tax.json).toEqual({ shop_id: id, rate: '20', inclusive: true });
@@ -280,6 +300,9 @@ test('gateway set and list, tax set, coupon create; the gateways show in capabil
   await withApp(async (http) => {
     const caps = await http.get('/dev/v1/me/capabilities').set(bearer(key.json.key));
     expect(caps.body.data.enabledPaymentMethods).toEqual(['CRYPTO']);
+    const testKey = await cli('key', 'create', '--shop', id, '--mode', 'test', '--scopes', 'orders.read');
+    const testCaps = await http.get('/dev/v1/me/capabilities').set(bearer(testKey.json.key));
+    expect(testCaps.body.data.enabledPaymentMethods).toEqual([]); // its SANDBOX is switched off
   });
 }); // the refusals are covered by test/payments/gateways.test.ts
 
