@@ -1,6 +1,6 @@
 import { authorizationPage } from '../src/auth/consent';
 import { accountOf, capabilitiesOf } from '../src/domain/account/account';
-import { advanceTestClock as advance, testClockOf } from '../src/domain/account/test-mode';
+import { advanceTestClock as advance, testClockOf } from '../src/domain/test-mode';
 import { approveAuthorization } from '../src/domain/account/oauth-approval';
 import { oauthServerMetadata } from '../src/domain/account/oauth-metadata';
 import { exchangeToken, noStoreHeaders, oauthErrorResult, revokeToken } from '../src/domain/account/oauth-tokens';

@@ -3,7 +3,7 @@ import { sql, type Transaction } from 'kysely';
 import type { Database, EventRow } from '../tables';
 import { applyKeyset, type Keyset } from './keyset';
 import { byIdOf, pageOf, type PageRow } from './shop-rows';
-import { inShop, type ReadDb, type ShopRow } from './shop-scope';
+import { inShop, inShopForWrite, type ReadDb, type ShopRow } from './shop-scope';
 
 export type EventPageRow = PageRow<'events'>;
 
@@ -17,9 +17,10 @@ export async function insertEvent(
   row: ShopRow<'events'>,
 ): Promise<EventRow> {
   // The shop's mode is read by the insert itself: no round trip, and no writer can stamp the wrong one.
-  return trx
-    .insertInto('events')
-    .values({ ...row, shop_id: shopId, livemode: sql<boolean>`(select livemode from shops where id = ${shopId})` })
+  // (An expression where the row type wants a value: kysely compiles it into the insert.)
+  const livemode = sql<boolean>`(select livemode from shops where id = ${shopId})` as unknown as boolean;
+  return inShopForWrite(trx, shopId)
+    .insertInto('events', { ...row, livemode })
     .returningAll()
     .executeTakeFirstOrThrow();
 }

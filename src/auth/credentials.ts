@@ -13,7 +13,7 @@ export type CredentialKind = keyof typeof credentialPrefixes;
 /** base64url of 32 random bytes is 43 characters; a test-mode credential says so after its kind (`mdk_test_`). */
 const credentialPattern = /^(mdk|mat)_(test_)?[A-Za-z0-9_-]{43}$/;
 
-/** Which of a shop's two modes a credential acts in (src/domain/account/test-mode.ts). */
+/** Which of a shop's two modes a credential acts in (src/domain/test-mode.ts). */
 export type CredentialMode = 'live' | 'test';
 
 export function generateCredential(

@@ -20,7 +20,7 @@ export interface Services {
   cursors: CursorCodec;
   /**
    * What time-dependent rules read (injectable: tests move it). In a request of a test shop whose test clock was
-   * advanced, the shop's clock (src/domain/account/test-mode.ts); `realClock` is the process's in every request.
+   * advanced, the shop's clock (src/domain/test-mode.ts); `realClock` is the process's in every request.
    */
   clock: Clock;
   realClock: Clock;

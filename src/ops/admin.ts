@@ -9,7 +9,7 @@ import { productById } from '../../db/queries/products';
 import * as credentials from '../../db/queries/credentials';
 import * as shops from '../../db/queries/shops';
 import { generateCredential, type CredentialMode } from '../auth/credentials';
-import { credentialModes, maxAdvanceSeconds, shopInMode, testClockView } from '../domain/account/test-mode';
+import { credentialModes, maxAdvanceSeconds, shopInMode, testClockView } from '../domain/test-mode';
 import { fullAccessScope, knownScopes, scopePattern } from '../auth/scopes';
 import { plans, type Config, type Plan } from '../config';
 import { ValidationError } from '../errors';
@@ -40,7 +40,7 @@ export async function createShop(
   const currency = (input.currency ?? 'USD').toUpperCase();
   if (!/^[A-Z]{3}$/.test(currency)) throw new AdminError('--currency must be a three-letter ISO 4217 code');
   if (!input.name.trim()) throw new AdminError('--name must not be empty');
-  // A live shop: no SANDBOX gateway (test mode has it, src/domain/account/test-mode.ts).
+  // A live shop: no SANDBOX gateway (test mode has it, src/domain/test-mode.ts).
   return shops.insertShop(db, { id: newId('shop'), name: input.name.trim(), plan, currency });
 }
 

@@ -225,7 +225,7 @@ describe('delivery', () => {
     expect(logs.body.data.items.every((l: { status: string }) => l.status === 'SUCCEEDED')).toBe(true);
   });
 
-  test('the body is exactly { event, data }, amounts with every digit', async () => {
+  test('the body is exactly { event, data, livemode }, amounts with every digit', async () => {
     await createEndpoint({ url: receiver.url, events: ['*'] });
     await t.db.transaction().execute((trx) =>
       emitEvent(
@@ -246,7 +246,7 @@ describe('delivery', () => {
     const one = await t.http.get(`/dev/v1/events/${latest!.id}`).set(bearer(key));
     expect(one.text).toContain('"total":999999999999.99999999');
     expect(receiver.received[0]!.body).toBe(
-      '{"event":"order:paid","data":{"uniqid":"u","customer_email":"a@b.c","total":999999999999.99999999,"currency":"USD"}}',
+      '{"event":"order:paid","data":{"uniqid":"u","customer_email":"a@b.c","total":999999999999.99999999,"currency":"USD"},"livemode":true}',
     );
   });
 
@@ -415,6 +415,7 @@ describe('test events and retries', () => {
       expect(JSON.parse(receiver.received[0]!.body)).toEqual({
         event: 'webhook:test',
         data: { webhook_id: e.id, message: 'This is a test event.' },
+        livemode: true,
       });
       expect(receiver.received[0]!.headers['webhook-id']).toBe(res.body.data.event_id);
     } finally {

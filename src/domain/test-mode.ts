@@ -4,13 +4,13 @@
 // two shops apart: a test id asked with a live key is not found. The twin is where the SANDBOX gateway lives, and
 // its clock can be advanced (a test clock); a live shop always runs on real time.
 import type { Kysely, Transaction } from 'kysely';
-import { advanceShopClock, existingTestTwinOf, shopById, testTwinOf } from '../../../db/queries/shops';
-import type { Database, Shop } from '../../../db/tables';
-import type { AuthContext } from '../../auth/authenticate';
-import type { CredentialMode } from '../../auth/credentials';
-import { ApiError } from '../../errors';
-import { newId } from '../../ids';
-import { addSandboxGateway } from '../payments/gateways';
+import { advanceShopClock, existingTestTwinOf, shopById, testTwinOf } from '../../db/queries/shops';
+import type { Database, Shop } from '../../db/tables';
+import type { AuthContext } from '../auth/authenticate';
+import type { CredentialMode } from '../auth/credentials';
+import { ApiError } from '../errors';
+import { newId } from '../ids';
+import { addSandboxGateway } from './payments/gateways';
 
 export const credentialModes: readonly CredentialMode[] = ['live', 'test'];
 
