@@ -98,7 +98,7 @@ describe('every scope the specification shows', () => {
 
   test('is accepted by the CLI: key create and app create, all at once', async () => {
     const cli = inProcessCli(t.database);
-    const key = await cli('key', 'create', '--shop', shop, '--scopes', specScopes.join(' '));
+    const key = await cli('key', 'create', '--shop', shop, '--mode', 'test', '--scopes', specScopes.join(' '));
     expect(key.stderr).toBe('');
     expect(key.code).toBe(0);
     const app = await cli(
@@ -116,7 +116,7 @@ describe('every scope the specification shows', () => {
     expect([...app.json.scopes].sort()).toEqual([...specScopes].sort());
     // One by one too, so a failure names the scope.
     for (const s of namedScopes) {
-      const one = await cli('key', 'create', '--shop', shop, '--scopes', s);
+      const one = await cli('key', 'create', '--shop', shop, '--mode', 'test', '--scopes', s);
       expect([s, one.code, one.stderr]).toEqual([s, 0, '']);
     }
   });
