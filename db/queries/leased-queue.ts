@@ -8,12 +8,13 @@ import { inShop, inShopForWrite } from './shop-scope';
 
 export type LeasedTable = 'dynamic_deliveries' | 'bot_notifications' | 'email_marketing_syncs';
 
-/** One claim: due at `now`, held until `until` by `token`, at most `limit` rows. */
+/** One claim: due at `now`, held until `until` by `token`, at most `limit` rows (of `shopId` only, when given). */
 export interface Lease {
   now: Date;
   until: Date;
   token: string;
   limit: number;
+  shopId?: string;
 }
 
 /**
@@ -28,6 +29,7 @@ export function claimedCte(table: LeasedTable, lease: Lease, columns: readonly s
       select id from ${sql.table(table)}
       where status in ('PENDING', 'RETRYING') and next_attempt_at <= ${lease.now}
         and (lease_until is null or lease_until <= ${lease.now})
+        ${lease.shopId === undefined ? sql`` : sql`and shop_id = ${lease.shopId}`}
       order by next_attempt_at, id
       limit ${lease.limit}
       for update skip locked

@@ -107,11 +107,13 @@ export async function expiredPendingOrdersForUpdate(
   trx: Transaction<Database>,
   now: Date,
   limit: number,
+  shopId?: string,
 ): Promise<OrderRow[]> {
-  // unscopedByDesign: the expiry job works across every shop; each row then names its shop.
-  return trx
-    .selectFrom('orders')
-    .selectAll()
+  // unscopedByDesign: the expiry job works across every shop (or one, `shopId`: a shop whose clock runs ahead); each
+  // row then names its shop.
+  let q = trx.selectFrom('orders').selectAll();
+  if (shopId !== undefined) q = q.where('shop_id', '=', shopId);
+  return q
     .where('status', '=', 'PENDING')
     .where('expires_at', '<=', now)
     .orderBy('expires_at')

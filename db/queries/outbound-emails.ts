@@ -14,7 +14,8 @@ export async function insertEmail(
 }
 
 /**
- * Claims up to `limit` due QUEUED messages of every shop (the worker serves them all) until `leaseUntil`: rows
+ * Claims up to `limit` due QUEUED messages of every shop (the worker serves them all), or of one (`shopId`: a shop
+ * whose clock runs ahead), until `leaseUntil`: rows
  * another worker is claiming are skipped (SKIP LOCKED), and a claimed row's next_attempt_at moves to the end of its
  * lease, so no other worker takes it while the lease holds, and a worker that died holding it only delays it.
  * `lease_until` is the claim's token: the outcome is written only while it is still the claimer's.
@@ -24,21 +25,23 @@ export async function claimDueEmails(
   now: Date,
   leaseUntil: Date,
   limit: number,
+  shopId?: string,
 ): Promise<OutboundEmailRow[]> {
   return trx
     .with(
       (cte) => cte('due').materialized(),
-      (db) =>
-        db
-          .selectFrom('outbound_emails')
-          .select('id')
+      (db) => {
+        let due = db.selectFrom('outbound_emails').select('id');
+        if (shopId !== undefined) due = due.where('shop_id', '=', shopId);
+        return due
           .where('status', '=', 'QUEUED')
           .where('next_attempt_at', '<=', now)
           .orderBy('next_attempt_at')
           .orderBy('id')
           .limit(limit)
           .forUpdate()
-          .skipLocked(),
+          .skipLocked();
+      },
     )
     .updateTable('outbound_emails')
     .set({ lease_until: leaseUntil, next_attempt_at: leaseUntil })

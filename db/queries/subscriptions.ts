@@ -144,11 +144,13 @@ export async function subscriptionsDueForUpdate(
   trx: Transaction<Database>,
   now: Date,
   limit: number,
+  shopId?: string,
 ): Promise<SubscriptionRow[]> {
-  // unscopedByDesign: the renewal job serves every shop; each row names its shop, and the subqueries join on it.
-  const resuming = await trx
-    .selectFrom('subscriptions')
-    .selectAll()
+  // unscopedByDesign: the renewal job serves every shop (or one, `shopId`: a shop whose clock runs ahead); each row
+  // names its shop, and the subqueries join on it.
+  let paused = trx.selectFrom('subscriptions').selectAll();
+  if (shopId !== undefined) paused = paused.where('shop_id', '=', shopId);
+  const resuming = await paused
     .where('status', '=', 'PAUSED')
     .where('resume_at', '<=', now)
     .orderBy('resume_at')
@@ -156,9 +158,9 @@ export async function subscriptionsDueForUpdate(
     .forUpdate()
     .skipLocked()
     .execute();
-  const renewing = await trx
-    .selectFrom('subscriptions as s')
-    .selectAll('s')
+  let active = trx.selectFrom('subscriptions as s').selectAll('s');
+  if (shopId !== undefined) active = active.where('s.shop_id', '=', shopId);
+  const renewing = await active
     .where('s.status', 'in', ['ACTIVE', 'PAST_DUE'])
     .where('s.next_renewal_at', '<=', now)
     .where(({ not, exists, selectFrom }) =>

@@ -190,6 +190,8 @@ export interface PreviewTarget {
   theme: ThemeRow;
   document: Record<string, unknown>;
   shopName: string;
+  /** The shop's mode: a test shop's preview carries the TEST MODE banner. */
+  livemode: boolean;
 }
 
 /**
@@ -208,7 +210,7 @@ export async function previewByTokenHash(db: Kysely<Database>, tokenHash: string
   const revision = await revisionOf(db, session.shop_id, session.theme_id, session.revision);
   const shop = await shopById(db, session.shop_id);
   if (!theme || !revision || !shop) throw new Error(`preview session ${session.id} lost its theme, revision or shop`);
-  return { session, theme, document: revision.document, shopName: shop.name };
+  return { session, theme, document: revision.document, shopName: shop.name, livemode: shop.livemode };
 }
 
 /** The products a storefront section lists: listed, public, not on hold, by the shop's sort priority then newest. */

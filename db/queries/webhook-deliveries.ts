@@ -109,7 +109,8 @@ export interface ClaimedDelivery {
 }
 
 /**
- * Claims up to `limit` due deliveries of every shop (the worker serves them all) for `leaseMs`: rows another worker
+ * Claims up to `limit` due deliveries of every shop (the worker serves them all), or of one (`shopId`: a shop whose
+ * clock runs ahead), for `leaseMs`: rows another worker
  * holds are skipped (SKIP LOCKED while claiming, the lease after), and a lease that ran out is taken over, so a
  * worker that died mid-attempt delays its deliveries, never loses them. Deliveries to disabled endpoints wait.
  * Tenancy: each row carries its shop; the join matches endpoints and events on (shop_id, id), and everything the
@@ -121,13 +122,15 @@ export async function claimDueDeliveries(
   leaseUntil: Date,
   leaseToken: string,
   limit: number,
+  shopId?: string,
 ): Promise<ClaimedDelivery[]> {
+  const ofShop = shopId === undefined ? sql`` : sql`and d.shop_id = ${shopId}`;
   const { rows } = await sql<ClaimedDelivery>`
     with due as (
       select d.id from webhook_deliveries d
       join webhook_endpoints e on e.shop_id = d.shop_id and e.id = d.endpoint_id
       where d.next_attempt_at <= ${now} and d.pending_attempt_id is not null
-        and (d.lease_until is null or d.lease_until <= ${now}) and e.enabled
+        and (d.lease_until is null or d.lease_until <= ${now}) and e.enabled ${ofShop}
       order by d.next_attempt_at, d.id
       limit ${limit}
       for update of d skip locked

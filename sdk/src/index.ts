@@ -2,7 +2,7 @@
 // openapi.yaml), so a contract change reaches callers as a compile error, not as a runtime surprise.
 import createClient, { type Client, type ClientOptions } from 'openapi-fetch';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
-import type { paths, webhooks } from './generated/schema';
+import type { components, paths, webhooks } from './generated/schema';
 
 export type { components, operations, paths, webhooks } from './generated/schema';
 export { WebhookVerificationError };
@@ -18,8 +18,46 @@ export interface MerchantClientOptions {
   fetch?: ClientOptions['fetch'];
 }
 
-/** An openapi-fetch client whose paths, parameters, bodies and responses are the contract's. */
-export type MerchantClient = Client<paths>;
+/** The account (shop) of a credential, as `GET /me` answers it. */
+export type Account = components['schemas']['Account'];
+
+/**
+ * An openapi-fetch client whose paths, parameters, bodies and responses are the contract's, with the mode its
+ * credential acts in.
+ */
+export type MerchantClient = Client<paths> & {
+  /**
+   * `false` when the credential acts in the shop's test mode (a test key `mdk_test_…`, or the access token of a
+   * test-mode OAuth installation, `mat_test_…`): it sees and makes only test data. Read from the credential's prefix,
+   * without a request; `getAccount()` asks the server.
+   */
+  readonly livemode: boolean;
+  /**
+   * `GET /me`: the credential's account, with `livemode` and, in test mode, the live shop's id (`live_account_id`).
+   * Throws a MerchantApiError when the API answers with an error (an unknown or revoked credential: 401).
+   */
+  getAccount(): Promise<Account>;
+};
+
+/** An error answer of the API (`{ error: { code, message } }`), thrown by the client's helpers such as getAccount. */
+export class MerchantApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'MerchantApiError';
+  }
+}
+
+/**
+ * Whether a credential acts in live mode, from its prefix: `mdk_test_…` and `mat_test_…` are test mode, any other
+ * key or token is live. (The server decides what a credential reaches; the prefix only says so.)
+ */
+export function credentialLivemode(apiKey: string): boolean {
+  return !/^(mdk|mat)_test_/.test(apiKey.trim());
+}
 
 /**
  * A client for the Merchant Developer API. Calls are typed from the contract:
@@ -28,11 +66,18 @@ export type MerchantClient = Client<paths>;
  * (`Idempotency-Status: cached`) instead of doing the write twice.
  */
 export function createMerchantClient(options: MerchantClientOptions): MerchantClient {
-  return createClient<paths>({
+  const client = createClient<paths>({
     baseUrl: options.baseUrl.replace(/\/+$/, ''),
     headers: { ...options.headers, Authorization: `Bearer ${options.apiKey}` },
     ...(options.fetch ? { fetch: options.fetch } : {}),
   });
+  const getAccount = async (): Promise<Account> => {
+    const { data, error, response } = await client.GET('/me');
+    if (data) return data.data;
+    const body = (error as { error?: { code?: string; message?: string } } | undefined)?.error;
+    throw new MerchantApiError(response.status, body?.code ?? 'UNKNOWN', body?.message ?? `HTTP ${response.status}`);
+  };
+  return Object.assign(client, { livemode: credentialLivemode(options.apiKey), getAccount });
 }
 
 /** A fresh key for the `Idempotency-Key` header; keep it to retry the same write. */

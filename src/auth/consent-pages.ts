@@ -16,6 +16,8 @@ export interface AuthorizationParams {
   state?: string;
   code_challenge?: string;
   code_challenge_method?: string;
+  /** `live` (absent: live) or `test`: the mode of the shop the app is installed in. */
+  mode?: 'live' | 'test';
 }
 
 export const authorizationParamNames = [
@@ -26,7 +28,15 @@ export const authorizationParamNames = [
   'state',
   'code_challenge',
   'code_challenge_method',
+  'mode',
 ] as const;
+
+/** The installation's mode as the pages say it: test mode is said loudly, before anything else. */
+function modeNotice(mode: AuthorizationParams['mode']): string {
+  return mode === 'test'
+    ? `<p class="mode test" id="mode" data-mode="test"><strong>Install in TEST MODE:</strong> the app sees only test data (your shop's test mode), never live orders, customers or payments.</p>`
+    : `<p class="mode live" id="mode" data-mode="live"><strong>Install in LIVE MODE:</strong> the app works with your shop's real data.</p>`;
+}
 
 function page(title: string, body: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -36,6 +46,7 @@ h1{font-size:1.4rem}label{display:block;margin:.6rem 0 .2rem}input[type=email],i
 font-size:1rem;padding:.4rem;box-sizing:border-box}button{font-size:1rem;padding:.5rem 1.2rem;cursor:pointer;margin-top:.8rem}
 ul.scopes{padding-left:1.2rem}ul.scopes li{margin:.4rem 0}code{background:#f2f2f2;padding:.1rem .3rem}
 .error{color:#a00;font-weight:600}.note{color:#555;font-size:.9rem}.actions form{display:inline-block;margin-right:.6rem}
+.mode{padding:.5rem .8rem;border-radius:.3rem}.mode.test{background:#fff3cd;border:2px solid #b8860b}.mode.live{background:#eef6ee;border:1px solid #9c9}
 .approve{background:#1a7f37;color:#fff;border:0;border-radius:.3rem}.deny{background:#eee;border:1px solid #bbb;border-radius:.3rem}</style>
 </head><body>${body}</body></html>`;
 }
@@ -58,6 +69,7 @@ export function signInPage(input: {
   return page(
     `Sign in to approve ${input.clientName}`,
     `<h1>Sign in to approve <span id="app-name">${e(input.clientName)}</span></h1>
+${modeNotice(input.params.mode)}
 <p>Sign in with your shop owner account to review what this app asks for.</p>
 ${input.error ? `<p class="error" id="error" role="alert">${e(input.error)}</p>` : ''}
 <form method="post" action="/oauth/sign-in" id="sign-in">
@@ -84,6 +96,7 @@ export function consentPage(input: {
   return page(
     `Approve ${input.clientName}`,
     `<h1><span id="app-name">${e(input.clientName)}</span> wants access to your shop</h1>
+${modeNotice(input.params.mode)}
 <p>Signed in as <strong id="owner-email">${e(input.email)}</strong>.</p>
 <p>If you approve, the app may:</p>
 <ul class="scopes" id="scopes">

@@ -142,6 +142,7 @@ export function authorizationParams(source: Record<string, unknown>): Authorizat
     state: 512,
     code_challenge: 128,
     code_challenge_method: 16,
+    mode: 4,
   };
   const params: Record<string, string> = {};
   for (const name of authorizationParamNames) {
@@ -151,6 +152,7 @@ export function authorizationParams(source: Record<string, unknown>): Authorizat
     params[name] = value;
   }
   if (!params.response_type || !params.client_id || !params.redirect_uri || !params.scope) return undefined;
+  if (params.mode !== undefined && params.mode !== 'live' && params.mode !== 'test') return undefined;
   return params as unknown as AuthorizationParams;
 }
 
@@ -294,6 +296,16 @@ export interface FormOrigin {
 export interface ConsentDeps {
   db: Kysely<Database>;
   unitOfWork: UnitOfWork;
+  /**
+   * The shop of this mode of the owner's shop (`shopInMode`, src/domain/test-mode.ts: the test twin is made
+   * on first use), where an approval installs the app; undefined when the shop has no such mode. Given by the pages'
+   * router, since the rule lives in the domain, above this layer.
+   */
+  shopInMode: (
+    trx: Transaction<Database>,
+    shopId: string,
+    mode: 'live' | 'test',
+  ) => Promise<{ id: string } | undefined>;
 }
 
 type Entry = {
@@ -495,6 +507,19 @@ export async function decide(
         ),
       };
     }
+    // The grant, its code and every token it opens belong to the shop of the chosen mode: a test installation is one
+    // of the test twin, so its tokens act only there.
+    const installShop = await deps.shopInMode(trx, session.shop_id, params.mode ?? 'live');
+    if (!installShop) {
+      return {
+        location: errorRedirect(
+          params.redirect_uri,
+          'invalid_request',
+          `This shop has no ${params.mode ?? 'live'} mode to install the app in.`,
+          params.state,
+        ),
+      };
+    }
     const { redirectUrl } = await issueAuthorizationCode(trx, {
       clientId: params.client_id,
       redirectUri: params.redirect_uri,
@@ -502,10 +527,12 @@ export async function decide(
       state: params.state,
       codeChallenge: params.code_challenge,
       codeChallengeMethod: params.code_challenge_method,
-      shopId: session.shop_id,
+      shopId: installShop.id,
       scopes: check.scopes,
       grantedBy: { kind: 'owner', id: session.owner_id },
-      sessionId: session.id,
+      // The session is a row of the owner's (live) shop, and a grant names one of its own shop: a test-mode grant
+      // names none. The approval's entry in the live shop's trail (below) still names the session and the app.
+      sessionId: installShop.id === session.shop_id ? session.id : null,
       now: origin.now,
     });
     await record(trx, { ...entry, action: 'oauth.approve' }, origin);

@@ -6,6 +6,8 @@ import type { Transaction } from 'kysely';
 import type { Database } from '../../db/tables';
 import type { ReadDb } from '../../db/queries/shop-scope';
 import { clientById, insertCode, insertGrant } from '../../db/queries/oauth';
+import { shopById } from '../../db/queries/shops';
+import type { CredentialMode } from './credentials';
 import { ApiError } from '../errors';
 import { newId } from '../ids';
 import { knownScopes } from './scopes';
@@ -37,9 +39,18 @@ export type AuthorizationCheck =
 /** The secret strings of OAuth, each `prefix_` + base64url of 32 random bytes (43 characters). */
 export type OAuthSecretPrefix = 'mac' | 'mat' | 'mrt' | 'mcs';
 
-export function generateOAuthSecret(prefix: OAuthSecretPrefix): { token: string; hash: string; displayPrefix: string } {
-  const token = `${prefix}_${randomBytes(32).toString('base64url')}`;
-  return { token, hash: hashOAuthSecret(token), displayPrefix: token.slice(0, 8) };
+/**
+ * A secret; one of a test-mode installation (its refresh tokens) says so after its prefix (`mrt_test_…`), as test
+ * credentials do (src/auth/credentials.ts), and a live one never starts so.
+ */
+export function generateOAuthSecret(
+  prefix: OAuthSecretPrefix,
+  mode: CredentialMode = 'live',
+): { token: string; hash: string; displayPrefix: string } {
+  let secret = randomBytes(32).toString('base64url');
+  while (mode === 'live' && secret.startsWith('test_')) secret = randomBytes(32).toString('base64url');
+  const token = mode === 'test' ? `${prefix}_test_${secret}` : `${prefix}_${secret}`;
+  return { token, hash: hashOAuthSecret(token), displayPrefix: token.slice(0, mode === 'test' ? 13 : 8) };
 }
 
 export function hashOAuthSecret(token: string): string {
@@ -166,7 +177,14 @@ export async function issueAuthorizationCode(
       ? new ApiError('OAUTH_INVALID_SCOPE', check.description)
       : new ApiError(check.code, check.message);
   }
-  if (check.client.shopId !== null && check.client.shopId !== input.shopId) throw new OAuthClientUnavailableError();
+  if (check.client.shopId !== null) {
+    // An app private to a shop may be installed in either of its modes: the live shop or its test twin.
+    const shop = await shopById(trx, input.shopId);
+    const liveShopId = shop && !shop.livemode ? shop.live_shop_id : input.shopId;
+    if (check.client.shopId !== input.shopId && check.client.shopId !== liveShopId) {
+      throw new OAuthClientUnavailableError();
+    }
+  }
   const scopes = [...new Set(input.scopes)];
   if (scopes.length === 0 || scopes.some((s) => !check.scopes.includes(s))) {
     throw new ApiError('OAUTH_INVALID_SCOPE', 'The granted scopes must be among the requested ones.');

@@ -557,7 +557,7 @@ export interface paths {
         put?: never;
         /**
          * Approve an app programmatically
-         * @description Confirms an authorization for the credential's own shop without the hosted page, and returns `redirect_url`: the `redirect_uri` with query parameters `code` (`mac_…`) and `state`. The granted scopes are those requested; a credential cannot grant scopes it does not hold itself (403 `FORBIDDEN`), and an OAuth access token cannot approve new authorizations at all, whatever its scopes (403 `FORBIDDEN`): only an API key can. An unknown or revoked `client_id`, or an app private to another shop: 400 `OAUTH_INVALID_CLIENT`; a `redirect_uri` that is not exactly one registered for the app: 400 `OAUTH_INVALID_REDIRECT_URI`; an unknown scope, or one the app may not request: 400 `OAUTH_INVALID_SCOPE`. PKCE (RFC 7636): send `code_challenge` with `code_challenge_method: S256` (the only method; `plain` is refused) and the app's backend sends the `code_verifier` at `POST /oauth/token`; a public client must use it. A malformed challenge, another method, or a public client without a challenge: 422 `VALIDATION_ERROR` with a detail on `code_challenge`. The code (`mac_…`) is single use and valid 10 minutes. `Idempotency-Key` is accepted but never replayed here (`Idempotency-Status: bypassed`): the response holds a secret, which is never stored in clear text; a retry gets a new code (an unused code simply expires).
+         * @description Confirms an authorization for the credential's own shop without the hosted page, and returns `redirect_url`: the `redirect_uri` with query parameters `code` (`mac_…`) and `state`. The granted scopes are those requested; a credential cannot grant scopes it does not hold itself (403 `FORBIDDEN`), and an OAuth access token cannot approve new authorizations at all, whatever its scopes (403 `FORBIDDEN`): only an API key can. An unknown or revoked `client_id`, or an app private to another shop: 400 `OAUTH_INVALID_CLIENT`; a `redirect_uri` that is not exactly one registered for the app: 400 `OAUTH_INVALID_REDIRECT_URI`; an unknown scope, or one the app may not request: 400 `OAUTH_INVALID_SCOPE`. PKCE (RFC 7636): send `code_challenge` with `code_challenge_method: S256` (the only method; `plain` is refused) and the app's backend sends the `code_verifier` at `POST /oauth/token`; a public client must use it. A malformed challenge, another method, or a public client without a challenge: 422 `VALIDATION_ERROR` with a detail on `code_challenge`. The code (`mac_…`) is single use and valid 10 minutes. `Idempotency-Key` is accepted but never replayed here (`Idempotency-Status: bypassed`): the response holds a secret, which is never stored in clear text; a retry gets a new code (an unused code simply expires). The app is installed in the credential's own mode: a test key (`mdk_test_…`) installs it in test mode, and its tokens (`mat_test_…`) act only on test data; `mode`, when sent, must be that mode (another: 403 `FORBIDDEN`).
          */
         post: operations["approveOAuthAuthorization"];
         delete?: never;
@@ -3495,6 +3495,11 @@ export interface components {
              */
             code_challenge_method?: "S256";
             /**
+             * @description The installation's mode, which is always the credential's own (a test key installs in test mode); sending the other one is a 403 `FORBIDDEN`. Optional.
+             * @enum {string}
+             */
+            mode?: "live" | "test";
+            /**
              * Format: uri
              * @description One of the app's registered redirect URIs.
              */
@@ -3605,14 +3610,14 @@ export interface components {
         };
         /** @description OAuth 2.0 token response (RFC 6749 §5.1), not wrapped in `data`. */
         OAuthToken: {
-            /** @description Access token `mat_…`. */
+            /** @description Access token `mat_…`; `mat_test_…` for a test-mode installation (it acts only on test data). */
             access_token: string;
             /**
              * Format: int32
              * @description Seconds until the access token expires (3600).
              */
             expires_in: number;
-            /** @description Refresh token `mrt_…` (valid 30 days; rotated on every use). */
+            /** @description Refresh token `mrt_…` (`mrt_test_…` for a test-mode installation; valid 30 days; rotated on every use, keeping the installation's mode). */
             refresh_token: string;
             /** @description Space-separated scopes granted. */
             scope: string;
@@ -9500,6 +9505,11 @@ export interface operations {
                 code_challenge?: string;
                 /** @description `S256`, the only method (`plain` is refused with `error=invalid_request`). */
                 code_challenge_method?: string;
+                /**
+                 * @description Which mode of the shop the app is installed in: `live` (the default) or `test`. A test-mode installation is one of the shop's test twin (see Test mode): its code, access tokens (`mat_test_…`) and refresh tokens (`mrt_test_…`) act only on test data (`GET /me` says `livemode: false`), and a live installation's never see test data. The page says the mode before anything else ("Install in TEST MODE: the app sees only test data"). An app private to a shop may be installed in either of its modes. To have both, install twice.
+                 * @example test
+                 */
+                mode?: "live" | "test";
                 /** @description A redirect URI registered for the app. */
                 redirect_uri: string;
                 /**

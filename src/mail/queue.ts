@@ -3,15 +3,16 @@
 // after commit. Here, in the mail layer, because queueing renders the templates (src/mail/templates.ts).
 import type { Transaction } from 'kysely';
 import { insertEmail } from '../../db/queries/outbound-emails';
+import { shopById } from '../../db/queries/shops';
 import type { Database } from '../../db/tables';
 import { newId } from '../ids';
 import type { Clock } from '../platform/clock';
 import type { EffectSink, MailDraft } from '../platform/unit-of-work';
-import { renderMail } from './templates';
+import { inMode, renderMail } from './templates';
 
 /**
  * Renders `message` and queues it for the shop inside `trx` (it commits, or rolls back, with the change that sent
- * it); due at `now`. Returns the new row's id (`eml_…`).
+ * it); due at `now`. A test shop's message is marked as test mode (`inMode`). Returns the new row's id (`eml_…`).
  */
 export async function queueMail(
   trx: Transaction<Database>,
@@ -19,7 +20,9 @@ export async function queueMail(
   message: MailDraft,
   now: Date,
 ): Promise<string> {
-  const rendered = renderMail(message.template, message.data);
+  const shop = await shopById(trx, shopId);
+  if (!shop) throw new Error(`mail queued for shop ${shopId}, which does not exist`);
+  const rendered = inMode(renderMail(message.template, message.data), shop.livemode);
   const id = newId('eml');
   await insertEmail(trx, shopId, {
     id,
@@ -43,7 +46,7 @@ export function mailSink(clock: Clock): EffectSink {
       if (effects.mail.length === 0) return;
       const shopId = origin.shopId;
       if (!shopId) throw new Error(`${origin.operationId} queued mail without a shop; mail is always a shop's`);
-      const now = clock.now();
+      const now = (origin.clock ?? clock).now();
       for (const message of effects.mail) await queueMail(trx, shopId, message, now);
     },
   };

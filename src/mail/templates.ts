@@ -5,6 +5,7 @@
 // programming error: renderMail throws, and the write that asked for the message is refused with it.
 import escapeHtml from 'escape-html';
 import type { MailDraft } from '../platform/unit-of-work';
+import { TEST_MODE_NOTICE, TEST_MODE_SUBJECT_PREFIX, testModeBanner } from '../views/test-mode';
 
 export interface RenderedMail {
   subject: string;
@@ -265,4 +266,20 @@ export function renderMail(template: string, data: Record<string, unknown>): Ren
   if (!Object.hasOwn(renderers, template)) throw new MailTemplateError(`unknown mail template "${template}"`);
   if (typeof data !== 'object' || data === null) throw new MailTemplateError(`mail template ${template}: no data`);
   return renderers[template as MailTemplate](data);
+}
+
+/**
+ * The rule for a test shop's mail, every template alike: the subject starts with `[TEST MODE] `, and the HTML and
+ * text bodies open with the test-mode notice. A live shop's mail is left exactly as rendered.
+ */
+export function inMode(rendered: RenderedMail, livemode: boolean): RenderedMail {
+  if (livemode) return rendered;
+  return {
+    subject: `${TEST_MODE_SUBJECT_PREFIX}${rendered.subject}`,
+    // The page() above builds the <body> tag: the banner goes right after it (and its title gets the prefix too).
+    html: rendered.html
+      .replace(/<title>/, `<title>${escapeHtml(TEST_MODE_SUBJECT_PREFIX)}`)
+      .replace(/(<body[^>]*>)/, `$1${testModeBanner(false)}`),
+    text: `${TEST_MODE_NOTICE}\n\n${rendered.text}`,
+  };
 }

@@ -76,9 +76,10 @@ export async function createApp(
   if (name.length < 1 || name.length > 100) throw new AdminError('--name must be 1 to 100 characters');
   const redirectUris = parseRedirectUris(input.redirectUris);
   const scopes = parseScopes(input.scopes);
-  if (input.shopId !== undefined && !(await shopById(db, input.shopId))) {
-    throw new AdminError(`No shop with id ${input.shopId}`);
-  }
+  const shop = input.shopId !== undefined ? await shopById(db, input.shopId) : undefined;
+  if (input.shopId !== undefined && !shop) throw new AdminError(`No shop with id ${input.shopId}`);
+  // Private to the shop, in both its modes: named by its live id (`--shop … --mode test` names the test twin).
+  const ownerShopId = shop ? (shop.livemode ? shop.id : shop.live_shop_id) : null;
   const secret = input.isPublic ? undefined : generateOAuthSecret('mcs');
   const row = await insertClient(db, {
     id: newId('app'),
@@ -88,7 +89,7 @@ export async function createApp(
     secret_prefix: secret?.displayPrefix ?? null,
     redirect_uris: redirectUris,
     scopes,
-    owner_shop_id: input.shopId ?? null,
+    owner_shop_id: ownerShopId,
   });
   return { ...clientView(row), client_secret: secret?.token ?? null };
 }

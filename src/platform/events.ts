@@ -145,7 +145,8 @@ export function eventsSink(consumers: readonly EventConsumer[], clock: Clock): E
     async write(trx, pending, origin) {
       if (pending.events.length === 0) return;
       if (!origin.shopId) throw new Error('an event needs a shop');
-      for (const e of pending.events) await writeEvent(trx, origin.shopId, e.type, e.data, { consumers, clock });
+      const at = origin.clock ?? clock;
+      for (const e of pending.events) await writeEvent(trx, origin.shopId, e.type, e.data, { consumers, clock: at });
     },
   };
 }

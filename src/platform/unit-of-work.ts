@@ -81,6 +81,11 @@ export interface WriteOrigin {
   /** The API request the write came from (what the audit trail records of it); absent for a worker's writes. */
   request?: WriteRequestFacts;
   /**
+   * The clock of the write when it is not the sinks' own: a test shop whose clock runs ahead (src/http/api.ts).
+   * The events and mail it queues are stamped, and fall due, on it.
+   */
+  clock?: Clock;
+  /**
    * The HTTP status the request is answered with: set by the API layer once the work has produced its result (or
    * to the replayed status), so a sink writing in the transaction knows it before commit.
    */
@@ -234,7 +239,8 @@ export class UnitOfWork {
 
   /** `run` for one shop: the work gets its ShopWrite (transaction, shop, effects, the clock's time). */
   write<T>(origin: ShopOrigin, work: (w: ShopWrite) => Promise<T>): Promise<T> {
-    return this.run(origin, (trx, effects) => work(shopWrite(trx, origin.shopId, effects, this.options.clock)));
+    const clock = origin.clock ?? this.options.clock;
+    return this.run(origin, (trx, effects) => work(shopWrite(trx, origin.shopId, effects, clock)));
   }
 
   /** The ShopWrite of a transaction this unit of work opened (the API's write operations). */

@@ -14,6 +14,7 @@ import { claimDueBotNotifications, type ClaimedBotNotification } from '../../db/
 import { settleLeasedRow } from '../../db/queries/leased-queue';
 import { botTokenContext } from '../domain/store/bot-notifications';
 import { sendOutbound, type OutboundOutcome } from '../platform/outbound-http';
+import type { Clock } from '../platform/clock';
 import type { SecretBox } from '../platform/secret-box';
 import { leasedQueueJob, scheduledDelayMs, type LeasedQueueOptions } from './leased-queue';
 import type { Job } from './worker';
@@ -116,8 +117,9 @@ export function botNotificationJob(db: Kysely<Database>, options: BotNotificatio
     claim: ClaimedBotNotification,
     attemptsBefore: number,
     { verdict, error }: { verdict: Verdict; error: string | null },
+    clock: Clock,
   ): Promise<void> {
-    const now = options.clock.now();
+    const now = clock.now();
     const attemptsMade = attemptsBefore + 1;
     let status: BotNotificationStatus;
     let nextAt: Date | null = null;

@@ -20,6 +20,7 @@ import { mailDraft } from '../mail/templates';
 import { emitEvent } from '../domain/effects';
 import { queueMail } from '../mail/queue';
 import { sendOutbound, type OutboundOutcome } from '../platform/outbound-http';
+import type { Clock } from '../platform/clock';
 import type { SecretBox } from '../platform/secret-box';
 import { signatureHeader } from '../platform/webhook-signature';
 import { leasedQueueJob, type LeasedQueueOptions } from './leased-queue';
@@ -138,8 +139,8 @@ export function dynamicDeliveryJob(db: Kysely<Database>, options: DynamicDeliver
   const timeoutMs = options.timeoutMs ?? 10_000;
   const random = options.random ?? Math.random;
 
-  async function send(claim: ClaimedDynamicDelivery): Promise<Verdict> {
-    const sentAt = options.clock.now();
+  async function send(claim: ClaimedDynamicDelivery, clock: Clock): Promise<Verdict> {
+    const sentAt = clock.now();
     const secret = await shopDynamicSecret(db, options.secrets, claim.shop_id, sentAt);
     const timestamp = Math.floor(sentAt.getTime() / 1000);
     const outcome = await sendOutbound(
@@ -162,8 +163,9 @@ export function dynamicDeliveryJob(db: Kysely<Database>, options: DynamicDeliver
     claim: ClaimedDynamicDelivery,
     attemptsBefore: number,
     verdict: Verdict,
+    clock: Clock,
   ): Promise<void> {
-    const now = options.clock.now();
+    const now = clock.now();
     const shopId = claim.shop_id;
     const attemptsMade = attemptsBefore + 1;
     const delay = verdict.kind === 'failed' ? retryDelayMs(attemptsMade, random) : undefined;
@@ -209,7 +211,7 @@ export function dynamicDeliveryJob(db: Kysely<Database>, options: DynamicDeliver
           delivered_items: verdict.content,
         },
       },
-      { clock: options.clock },
+      { clock },
     );
     if (order.customer_email) {
       const shop = await shopById(trx, shopId);

@@ -16,6 +16,7 @@ import { settleLeasedRow } from '../../db/queries/leased-queue';
 import { emailMarketingKeyContext } from '../domain/store/email-marketing-sync';
 import { ProviderRequestError, providerRequest, syncBlocker } from '../platform/email-marketing-providers';
 import { sendOutbound, type OutboundOutcome } from '../platform/outbound-http';
+import type { Clock } from '../platform/clock';
 import type { SecretBox } from '../platform/secret-box';
 import { leasedQueueJob, scheduledDelayMs, type LeasedQueueOptions } from './leased-queue';
 import type { Job } from './worker';
@@ -98,8 +99,9 @@ export function emailMarketingSyncJob(db: Kysely<Database>, options: EmailMarket
     claim: ClaimedEmailMarketingSync,
     attemptsBefore: number,
     verdict: Verdict,
+    clock: Clock,
   ): Promise<void> {
-    const now = options.clock.now();
+    const now = clock.now();
     const attempts = verdict.kind === 'cancel' ? attemptsBefore : attemptsBefore + 1;
     const delay = verdict.kind === 'retry' ? scheduledDelayMs(RETRY_SCHEDULE_MS, attempts, random, JITTER) : undefined;
     const status: EmailMarketingSyncStatus =

@@ -56,5 +56,5 @@ export async function createWorker(
   logger: Logger,
   clock: Clock,
 ): Promise<Worker> {
-  return new Worker(await workerJobs(db, config, logger, clock), { logger });
+  return new Worker(await workerJobs(db, config, logger, clock), { logger, shopClocks: { db, clock } });
 }

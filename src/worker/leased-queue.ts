@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../db/tables';
 import { leasedRowForUpdate, type LeasedTable, type Lease } from '../../db/queries/leased-queue';
+import type { Clock } from '../platform/clock';
 import type { Job, JobContext } from './worker';
 
 export interface LeasedQueue<C extends { id: string; shop_id: string }, V> {
@@ -16,10 +17,13 @@ export interface LeasedQueue<C extends { id: string; shop_id: string }, V> {
   noun: string;
   idField: string;
   claim(trx: Transaction<Database>, lease: Lease): Promise<C[]>;
-  /** One attempt, outside any transaction: what happened, for `record`. */
-  send(claim: C): Promise<V>;
+  /**
+   * One attempt, outside any transaction: what happened, for `record`. `clock` is the job's, or the clock of the one
+   * shop a pass serves (src/worker/worker.ts): the time both read.
+   */
+  send(claim: C, clock: Clock): Promise<V>;
   /** Records the attempt. The row is locked and the lease still held; `attempts` were made before this one. */
-  record(trx: Transaction<Database>, claim: C, attempts: number, verdict: V): Promise<void>;
+  record(trx: Transaction<Database>, claim: C, attempts: number, verdict: V, clock: Clock): Promise<void>;
   /** The logged text of an error that kept an attempt from being recorded (default: its message). */
   errorText?(err: unknown): string | undefined;
 }
@@ -49,8 +53,8 @@ export function leasedQueueJob<C extends { id: string; shop_id: string }, V>(
   const leaseMs = options.leaseMs ?? 60_000;
   const errorText = queue.errorText ?? ((err: unknown) => (err as Error)?.message);
 
-  async function attempt(claim: C, token: string): Promise<void> {
-    const verdict = await queue.send(claim);
+  async function attempt(claim: C, token: string, clock: Clock): Promise<void> {
+    const verdict = await queue.send(claim, clock);
     await db.transaction().execute(async (trx) => {
       const row = await leasedRowForUpdate(trx, queue.table, claim.shop_id, claim.id, token);
       // The lease ran out and another worker took the row over: its attempt is the one recorded.
@@ -58,20 +62,28 @@ export function leasedQueueJob<C extends { id: string; shop_id: string }, V>(
         options.logger.warn(`${queue.noun} finished after its lease was taken over`, { [queue.idField]: claim.id });
         return;
       }
-      await queue.record(trx, claim, row.attempts, verdict);
+      await queue.record(trx, claim, row.attempts, verdict, clock);
     });
   }
 
   return {
     name: queue.name,
-    async runOnce() {
-      const now = options.clock.now();
+    onShopClocks: true,
+    async runOnce(scope) {
+      const clock = scope?.clock ?? options.clock;
+      const now = clock.now();
       const token = randomUUID();
-      const lease = { now, until: new Date(now.getTime() + leaseMs), token, limit: options.batch ?? 20 };
+      const lease: Lease = {
+        now,
+        until: new Date(now.getTime() + leaseMs),
+        token,
+        limit: options.batch ?? 20,
+        shopId: scope?.shopId,
+      };
       const claimed = await db.transaction().execute((trx) => queue.claim(trx, lease));
       await Promise.all(
         claimed.map((c) =>
-          attempt(c, token).catch((err: unknown) =>
+          attempt(c, token, clock).catch((err: unknown) =>
             // Not recorded: the lease runs out and the row is tried again (at least once). Nothing is lost.
             options.logger.warn(`${queue.noun} could not be recorded`, {
               [queue.idField]: c.id,

@@ -8,6 +8,7 @@ import type { Kysely } from 'kysely';
 import nodemailer from 'nodemailer';
 import { claimDueEmails, markEmailAttemptFailed, markEmailSent } from '../../db/queries/outbound-emails';
 import type { Database, OutboundEmailRow } from '../../db/tables';
+import type { Clock } from '../platform/clock';
 import type { Job, JobContext } from './worker';
 
 /** Wait before the next attempt after attempt 1, 2, 3, 4 failed: 1 min, 5 min, 30 min, 2 h. */
@@ -81,9 +82,10 @@ export function mailJob(db: Kysely<Database>, ctx: MailJobOptions): Job {
     }
   }
 
-  async function handle(row: OutboundEmailRow, leaseUntil: Date): Promise<void> {
+  /** `clock`: the job's, or the clock of the one shop a pass serves (src/worker/worker.ts). */
+  async function handle(row: OutboundEmailRow, leaseUntil: Date, clock: Clock): Promise<void> {
     const outcome = await send(row); // outside any transaction
-    const now = ctx.clock.now();
+    const now = clock.now();
     const attempts = row.attempts + 1;
     const settled = await db.transaction().execute(async (trx) => {
       if (outcome.ok) {
@@ -110,13 +112,17 @@ export function mailJob(db: Kysely<Database>, ctx: MailJobOptions): Job {
 
   return {
     name: 'mail',
-    async runOnce() {
-      const now = ctx.clock.now();
+    onShopClocks: true,
+    async runOnce(scope) {
+      const clock = scope?.clock ?? ctx.clock;
+      const now = clock.now();
       const leaseUntil = new Date(now.getTime() + leaseMs);
-      const claimed = await db.transaction().execute((trx) => claimDueEmails(trx, now, leaseUntil, batch));
+      const claimed = await db
+        .transaction()
+        .execute((trx) => claimDueEmails(trx, now, leaseUntil, batch, scope?.shopId));
       await Promise.all(
         claimed.map((row) =>
-          handle(row, leaseUntil).catch((err: unknown) =>
+          handle(row, leaseUntil, clock).catch((err: unknown) =>
             // Not settled: the lease runs out and the message is tried again. Nothing is lost.
             ctx.logger.warn('mail attempt could not be recorded', {
               email_id: row.id,

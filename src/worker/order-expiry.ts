@@ -28,13 +28,19 @@ export interface OrderExpiryOptions {
 export function orderExpiryJob(db: Kysely<Database>, options: OrderExpiryOptions): Job {
   return {
     name: 'order-expiry',
-    runOnce: () =>
+    onShopClocks: true,
+    runOnce: (scope) =>
       db.transaction().execute(async (trx) => {
-        const now = options.clock.now();
-        const due = await orders.expiredPendingOrdersForUpdate(trx, now, options.batchSize ?? 50);
+        const clock = scope?.clock ?? options.clock;
+        const due = await orders.expiredPendingOrdersForUpdate(
+          trx,
+          clock.now(),
+          options.batchSize ?? 50,
+          scope?.shopId,
+        );
         // Each order is its shop's write, its event flushed with it (src/domain/effects.ts).
         for (const order of due)
-          await workerWrite(trx, order.shop_id, 'order-expiry', options.clock, (w) => voidOrder(w, order, options));
+          await workerWrite(trx, order.shop_id, 'order-expiry', clock, (w) => voidOrder(w, order, options));
         if (due.length > 0) options.logger.info('voided expired orders', { count: due.length });
         return due.length;
       }),

@@ -23,14 +23,15 @@ export interface SubscriptionRenewalOptions {
 export function subscriptionRenewalJob(db: Kysely<Database>, options: SubscriptionRenewalOptions): Job {
   return {
     name: 'subscription-renewals',
-    runOnce: () =>
+    onShopClocks: true,
+    runOnce: (scope) =>
       db.transaction().execute(async (trx) => {
-        const now = options.clock.now();
-        const due = await subscriptionsDueForUpdate(trx, now, options.batchSize ?? 50);
+        const clock = scope?.clock ?? options.clock;
+        const due = await subscriptionsDueForUpdate(trx, clock.now(), options.batchSize ?? 50, scope?.shopId);
         let changed = 0;
         let invoices = 0;
         for (const sub of due) {
-          const outcome = await workerWrite(trx, sub.shop_id, 'subscription-renewals', options.clock, (w) =>
+          const outcome = await workerWrite(trx, sub.shop_id, 'subscription-renewals', clock, (w) =>
             runRenewalCycle(w, sub, { checkoutBaseUrl: options.checkoutBaseUrl }),
           );
           if (outcome.resumed || outcome.expiredInvoice || outcome.invoiceId !== null) changed++;

@@ -20,6 +20,7 @@ import { eventBody, queuedAttempt } from '../platform/events';
 import { sendOutbound, type OutboundOptions, type OutboundOutcome } from '../platform/outbound-http';
 import { endpointSecretContext, type SecretBox } from '../platform/secret-box';
 import { signatureHeader } from '../platform/webhook-signature';
+import type { Clock } from '../platform/clock';
 import type { Job, JobContext } from './worker';
 
 /**
@@ -126,8 +127,9 @@ export function webhookDeliveryJob(db: Kysely<Database>, options: WebhookDeliver
   const timeoutMs = options.timeoutMs ?? 10_000;
   const random = options.random ?? Math.random;
 
-  async function attempt(claim: ClaimedDelivery, token: string): Promise<void> {
-    const sentAt = options.clock.now();
+  /** `clock`: the job's, or the clock of the one shop a pass serves (src/worker/worker.ts). */
+  async function attempt(claim: ClaimedDelivery, token: string, clock: Clock): Promise<void> {
+    const sentAt = clock.now();
     const context = endpointSecretContext(claim.shop_id, claim.endpoint_id);
     const secrets = [options.secrets.open(claim.secret, context)];
     if (claim.previous_secret && claim.previous_secret_expires_at && claim.previous_secret_expires_at > sentAt) {
@@ -147,7 +149,7 @@ export function webhookDeliveryJob(db: Kysely<Database>, options: WebhookDeliver
       },
       { allowPrivateTargets: options.allowPrivateTargets, timeoutMs, lookup: options.lookup },
     );
-    await recordOutcome(claim, token, sentAt, outcome);
+    await recordOutcome(claim, token, sentAt, outcome, clock);
   }
 
   /** A delivered attempt settles in one statement; a failed one, rarer, in a transaction that also queues the next. */
@@ -156,8 +158,9 @@ export function webhookDeliveryJob(db: Kysely<Database>, options: WebhookDeliver
     token: string,
     sentAt: Date,
     outcome: OutboundOutcome,
+    clock: Clock,
   ): Promise<void> {
-    const now = options.clock.now();
+    const now = clock.now();
     const delivered = outcome.kind === 'response' && outcome.status >= 200 && outcome.status < 300;
     if (delivered) {
       const settled = await settleDelivered(db, claim.shop_id, claim.id, claim.pending_attempt_id, token, {
@@ -226,15 +229,19 @@ export function webhookDeliveryJob(db: Kysely<Database>, options: WebhookDeliver
 
   return {
     name: 'webhook-delivery',
-    async runOnce() {
-      const now = options.clock.now();
+    onShopClocks: true,
+    async runOnce(scope) {
+      const clock = scope?.clock ?? options.clock;
+      const now = clock.now();
       const token = randomUUID();
+      const leaseUntil = new Date(now.getTime() + leaseMs);
+      const batch = options.batch ?? 20;
       const claimed = await db
         .transaction()
-        .execute((trx) => claimDueDeliveries(trx, now, new Date(now.getTime() + leaseMs), token, options.batch ?? 20));
+        .execute((trx) => claimDueDeliveries(trx, now, leaseUntil, token, batch, scope?.shopId));
       await Promise.all(
         claimed.map((c) =>
-          attempt(c, token).catch((err: unknown) =>
+          attempt(c, token, clock).catch((err: unknown) =>
             // Not recorded: the lease runs out and the delivery is attempted again. Nothing is lost.
             options.logger.warn('webhook attempt could not be recorded', {
               delivery_id: c.id,

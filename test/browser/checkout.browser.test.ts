@@ -1,6 +1,7 @@
 // The hosted checkout as a buyer uses it, in headless Chromium: open the invoice of an order made through the API,
 // pay with SANDBOX on the gateway's page, and come back to the invoice showing the delivered serial. A screenshot of
-// that page is left in test-artifacts/checkout.png; and the same through a payment link (payment-link.png).
+// that page is left in test-artifacts/checkout.png; and the same through a payment link (payment-link.png). SANDBOX
+// exists only in test mode: both shops are test shops (the test twin has the gateway from its start).
 import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -41,12 +42,11 @@ afterAll(async () => {
 });
 
 browserTest('a buyer pays an invoice with SANDBOX and sees the serial', async () => {
-  const shopId = await t.createShop({ name: 'Serial Shop' });
+  const shopId = await t.createShop({ name: 'Serial Shop', mode: 'test' });
   const { key } = await t.createKey(shopId, ['*']);
   const productId = (
     await t.seed(shopId, {
       products: [{ title: 'Game key', type: 'SERIALS', price: '4.99', serials: ['GAME-KEY-0001', 'GAME-KEY-0002'] }],
-      gateways: [{ code: 'SANDBOX', kind: 'SESSION' }],
     })
   ).products[0]!;
   const created = await request(t.app)
@@ -74,12 +74,11 @@ browserTest('a buyer pays an invoice with SANDBOX and sees the serial', async ()
 });
 
 browserTest('a buyer opens a payment link, gives an email, pays and sees the serial', async () => {
-  const shopId = await t.createShop({ name: 'Link Shop' });
+  const shopId = await t.createShop({ name: 'Link Shop', mode: 'test' });
   const { key } = await t.createKey(shopId, ['*']);
   const productId = (
     await t.seed(shopId, {
       products: [{ title: 'Game key', type: 'SERIALS', price: '7.00', serials: ['LINK-KEY-0001'] }],
-      gateways: [{ code: 'SANDBOX', kind: 'SESSION' }],
     })
   ).products[0]!;
   const link = await request(t.app)

@@ -16,7 +16,7 @@ import { shopById } from '../../db/queries/shops';
 import * as admin from '../../src/ops/admin';
 import { seedFixtures } from '../../src/ops/fixtures/fixtures';
 import { systemClock } from '../../src/platform/clock';
-import { createMerchantClient } from '../../sdk/src';
+import { createMerchantClient, credentialLivemode, MerchantApiError } from '../../sdk/src';
 import { startServerProcess, type ServerProcess } from '../helpers/server-process';
 import { createTestDatabase, snapshotPath, type TestDatabase } from '../helpers/test-database';
 
@@ -35,6 +35,7 @@ let workerOutput = '';
 let baseUrl: string;
 let shopId: string;
 let apiKey: string;
+let testApiKey: string;
 let productId: string;
 let endpointId: string;
 let webhookUrl: string;
@@ -86,6 +87,8 @@ async function seed(handle: DatabaseHandle): Promise<void> {
   const shop = await admin.createShop(handle.db, { name: 'SDK Shop', plan: 'business', currency: 'EUR' });
   shopId = shop.id;
   apiKey = (await admin.createApiKey(handle.db, { shopId, scopes: ['*'], name: 'sdk example' })).key;
+  testApiKey = (await admin.createApiKey(handle.db, { shopId, scopes: ['*'], name: 'sdk test mode', mode: 'test' }))
+    .key;
   const row = (await shopById(handle.db, shopId))!;
   const seeded = await handle.db
     .transaction()
@@ -186,6 +189,7 @@ import { createMerchantClient, verifyWebhook, WebhookVerificationError } from '@
 const client = createMerchantClient({ baseUrl: process.env.BASE_URL!, apiKey: process.env.API_KEY! });
 const me = await client.GET('/me');
 const name: string = me.data!.data.name;
+const livemode: boolean = client.livemode && (await client.getAccount()).livemode;
 export const typedPathsOnly = () =>
   // @ts-expect-error: not a path of the contract
   client.GET('/no/such/path');
@@ -209,6 +213,7 @@ const refused = (payload: string, secretUsed = secret) => {
 };
 console.log(JSON.stringify({
   name,
+  livemode,
   message,
   tampered: refused(body.replace('hello', 'hellO')),
   otherSecret: refused(body, 'whsec_' + Buffer.from('another key of thirty-two bytes!').toString('base64')),
@@ -227,11 +232,33 @@ console.log(JSON.stringify({
   });
   expect(JSON.parse(stdout)).toEqual({
     name: 'SDK Shop',
+    livemode: true,
     message: 'hello',
     tampered: 'rejected',
     otherSecret: 'rejected',
   });
 }, 90_000);
+
+test("the client says its credential's mode: from the prefix at once, and from the server with getAccount()", async () => {
+  expect(testApiKey).toMatch(/^mdk_test_/);
+  expect([apiKey, 'mat_abc', 'mdk_test', 'mdk_testx_abc'].map(credentialLivemode)).toEqual([true, true, true, true]);
+  expect([testApiKey, 'mat_test_abc', ' mdk_test_abc'].map(credentialLivemode)).toEqual([false, false, false]);
+  const live = createMerchantClient({ baseUrl, apiKey });
+  const test = createMerchantClient({ baseUrl, apiKey: testApiKey });
+  expect([live.livemode, test.livemode]).toEqual([true, false]);
+  expect(await live.getAccount()).toMatchObject({ id: shopId, livemode: true, live_account_id: null });
+  const testAccount = await test.getAccount();
+  expect(testAccount).toMatchObject({ livemode: false, live_account_id: shopId });
+  expect(testAccount.id).not.toBe(shopId);
+  // The typed calls are the same client's: a test client lists only the test shop's (empty) orders.
+  const orders = await test.GET('/orders', { params: { query: { limit: 1 } } });
+  expect(orders.data?.data).toEqual([]);
+  const revoked = createMerchantClient({ baseUrl, apiKey: `mdk_test_${'x'.repeat(43)}` });
+  expect(revoked.livemode).toBe(false);
+  const error = await revoked.getAccount().catch((err: unknown) => err);
+  expect(error).toBeInstanceOf(MerchantApiError);
+  expect(error).toMatchObject({ status: 401, code: 'UNAUTHORIZED' });
+}, 30_000);
 
 /**
  * Runs the README's example as its users do, and resolves with its exit code and output, whatever they are. With

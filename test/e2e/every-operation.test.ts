@@ -14,6 +14,7 @@
 // answer of the server covered. A canary (answers the wrapper server breaks on purpose) proves that all three
 // channels are read.
 // It writes test-artifacts/prism-report.json: every exchange, the operations covered, Prism's log.
+import * as admin from '../../src/ops/admin';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
@@ -161,6 +162,15 @@ describe('the walk through the proxy', () => {
     await call(401, 'GET', '/me', { ...anonymous, invalid: true });
     const reader = (await t.createKey(A.shopId, ['orders.read'], 'e2e reader')).key;
     await call(403, 'GET', '/products', { key: reader });
+    // Test mode: the test clock of the shop's test twin; live mode has none.
+    const testKey = (await admin.createApiKey(t.db, { shopId: A.shopId, scopes: ['*'], mode: 'test' })).key;
+    const me = await call(200, 'GET', '/me', { key: testKey });
+    expect(me.body.data).toMatchObject({ livemode: false, live_account_id: A.shopId });
+    await call(200, 'GET', '/me/test-clock', { key: testKey });
+    const moved = await call(200, 'POST', '/me/test-clock/advance', { key: testKey, json: { seconds: 60 } });
+    expect(moved.body.data.advanced_seconds).toBe(60);
+    await call(404, 'GET', '/me/test-clock');
+    await call(404, 'POST', '/me/test-clock/advance', { json: { seconds: 60 } });
   });
 
   test('catalog: products, serials, variant fields, quantity deals, add-ons, coupons', async () => {

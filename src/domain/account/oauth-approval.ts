@@ -1,6 +1,7 @@
 // POST /oauth/authorize: an API key approves an app for its own shop without the hosted page, and gets the
 // redirect URL with the code. A key cannot grant what it does not hold, and an OAuth access token cannot approve
-// anything (an app must not mint itself, or another app, new grants).
+// anything (an app must not mint itself, or another app, new grants). The app is installed in the key's own mode
+// (the write's shop is the key's: a test key's is the test twin), so a test key makes a test-mode installation.
 import type { AuthContext } from '../../auth/authenticate';
 import { checkAuthorizationRequest, issueAuthorizationCode } from '../../auth/oauth-grants';
 import { hasScope } from '../../auth/scopes';
@@ -15,6 +16,7 @@ export interface ApprovalBody {
   state?: string;
   code_challenge?: string;
   code_challenge_method?: 'S256';
+  mode?: 'live' | 'test';
 }
 
 /** The shop is the write's (the credential's own); `auth` says which credential approves, with which scopes. */
@@ -26,6 +28,12 @@ export async function approveAuthorization(
   const { trx, shopId, now } = w;
   if (auth.credential.kind !== 'api_key') {
     throw new ForbiddenError('An OAuth access token cannot approve OAuth authorizations; use an API key.');
+  }
+  const keyMode = auth.shop.livemode ? 'live' : 'test';
+  if (body.mode !== undefined && body.mode !== keyMode) {
+    throw new ForbiddenError(
+      `A ${keyMode} key installs apps in ${keyMode} mode only; use a ${body.mode} key, or the hosted page with mode=${body.mode}.`,
+    );
   }
   const request = {
     clientId: body.client_id,

@@ -25,6 +25,8 @@ import {
   revokeAccessToken,
   revokeGrantFamily,
 } from '../../../db/queries/oauth';
+import { shopById } from '../../../db/queries/shops';
+import { generateCredential } from '../../auth/credentials';
 import { newId } from '../../ids';
 import type { ShopWrite } from '../../platform/unit-of-work';
 import {
@@ -307,7 +309,11 @@ async function issueTokens(
   refreshScopes: string[],
 ): Promise<TokenResponse> {
   const { trx, shopId, now } = w;
-  const access = generateOAuthSecret('mat');
+  // A grant of a test twin (a test-mode installation) issues test tokens, `mat_test_…` and `mrt_test_…`: the app can
+  // tell its mode from the token, as from a test key. The shop, not the token's name, decides what they reach.
+  const shop = await shopById(trx, shopId);
+  const mode = shop && !shop.livemode ? 'test' : 'live';
+  const access = generateCredential('oauth_access_token', mode);
   await insertAccessToken(trx, shopId, {
     id: newId('oat'),
     name: null,
@@ -318,7 +324,7 @@ async function issueTokens(
     created_at: now,
     expires_at: new Date(now.getTime() + accessTokenTtlSeconds * 1000),
   });
-  const refresh = generateOAuthSecret('mrt');
+  const refresh = generateOAuthSecret('mrt', mode);
   await insertRefreshToken(trx, shopId, {
     id: newId('ort'),
     grant_id: grantId,

@@ -7,10 +7,12 @@ import type { GatewayRow, OrderItemRow, OrderRow, PaymentAttemptRow, PaymentLink
 import type { LinkUnavailable } from '../../domain/orders/payment-link-orders';
 import { amountDue } from '../../domain/orders/wallet-orders';
 import { decimalString } from '../../platform/money';
+import { testModeBanner } from '../../views/test-mode';
 
 const e = (value: unknown): string => escapeHtml(String(value ?? ''));
 
-export function page(title: string, body: string): string {
+/** A page of the checkout family; `livemode: false` (a test shop's page) puts the TEST MODE banner on top. */
+export function page(title: string, body: string, livemode = true): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${e(title)}</title>
 <style>body{font-family:system-ui,sans-serif;margin:0 auto;max-width:44rem;padding:1rem 2rem;line-height:1.5;color:#222}
@@ -19,7 +21,7 @@ td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}.status{font-weight
 form{display:inline-block;margin:.3rem .5rem .3rem 0}button{font-size:1rem;padding:.5rem 1rem;cursor:pointer}
 .delivery{border:1px solid #ddd;border-radius:.3rem;padding:.5rem 1rem;margin:.5rem 0}
 code{background:#f2f2f2;padding:.1rem .3rem;word-break:break-all}.note{color:#555}</style>
-</head><body>${body}</body></html>`;
+</head><body>${testModeBanner(livemode)}${body}</body></html>`;
 }
 
 export function messagePage(title: string, message: string): string {
@@ -30,6 +32,8 @@ const paidStatuses = new Set<OrderRow['status']>(['COMPLETED', 'PARTIALLY_REFUND
 
 export interface InvoicePage {
   shopName: string;
+  /** The shop's mode: a test shop's invoice carries the TEST MODE banner. */
+  livemode: boolean;
   order: OrderRow;
   items: OrderItemRow[];
   gateways: GatewayRow[];
@@ -38,7 +42,7 @@ export interface InvoicePage {
   path: string;
 }
 
-export function invoicePage({ shopName, order, items, gateways, latestAttempt, path }: InvoicePage): string {
+export function invoicePage({ shopName, livemode, order, items, gateways, latestAttempt, path }: InvoicePage): string {
   const money = (amount: string) => `${e(decimalString(amount, order.currency))} ${e(order.currency)}`;
   const title = order.developer_title ?? `Invoice ${order.uniqid}`;
   const rows = items
@@ -64,6 +68,7 @@ export function invoicePage({ shopName, order, items, gateways, latestAttempt, p
 <tbody>${rows}</tbody><tfoot>${totals}
 <tr><th colspan="3">Total</th><th class="n" id="total">${money(order.total)}</th></tr>${walletRows(order, money)}</tfoot></table>
 ${stateSection(order, items, gateways, latestAttempt, path)}`,
+    livemode,
   );
 }
 
@@ -179,6 +184,8 @@ function deliveredContent(delivered: Record<string, unknown>, path: string): str
 
 export interface SandboxPage {
   attempt: PaymentAttemptRow;
+  /** The shop's mode (always test: a live shop's session is a 404 before any page). */
+  livemode: boolean;
   currency: string;
   /** `/sandbox/checkout/<sessionId>`. */
   path: string;
@@ -187,7 +194,14 @@ export interface SandboxPage {
   disputeSection?: string;
 }
 
-export function sandboxPage({ attempt, currency, path, invoiceUrl, disputeSection = '' }: SandboxPage): string {
+export function sandboxPage({
+  attempt,
+  livemode,
+  currency,
+  path,
+  invoiceUrl,
+  disputeSection = '',
+}: SandboxPage): string {
   const amount = `${e(decimalString(attempt.amount, currency))} ${e(currency)}`;
   const actions =
     attempt.status === 'PENDING'
@@ -198,11 +212,14 @@ export function sandboxPage({ attempt, currency, path, invoiceUrl, disputeSectio
     'Sandbox checkout',
     `<p class="note">SANDBOX gateway: a test payment page, no money moves.</p>
 <h1>Pay ${amount}</h1><p>Amount: <span id="amount">${amount}</span></p>${actions}${disputeSection}`,
+    livemode,
   );
 }
 
 export interface PaymentLinkPage {
   shopName: string;
+  /** The shop's mode: a test shop's link page carries the TEST MODE banner. */
+  livemode: boolean;
   link: PaymentLinkRow;
   /** What the link sells, as the buyer reads it (`Game Key (Gold) × 2`), and its price per unit, when a product. */
   product: { title: string; unitPrice: string } | undefined;
@@ -218,7 +235,7 @@ const unavailableText: Record<LinkUnavailable, string> = {
 };
 
 /** A payment link's page: what it sells and a form asking for the email the receipt and goods go to. */
-export function paymentLinkPage({ shopName, link, product, unavailable, path }: PaymentLinkPage): string {
+export function paymentLinkPage({ shopName, livemode, link, product, unavailable, path }: PaymentLinkPage): string {
   const money = (amount: string) => `${e(decimalString(amount, link.currency))} ${e(link.currency)}`;
   const what = product
     ? `<p>${e(product.title)} × ${e(link.quantity)} <span id="price">${money(product.unitPrice)}</span> each</p>`
@@ -228,7 +245,11 @@ export function paymentLinkPage({ shopName, link, product, unavailable, path }: 
     : `<form method="post" action="${e(path)}"><label>Your email (receipt and delivery)
 <input type="email" name="email" required maxlength="254" autocomplete="email"></label>
 <button type="submit">Continue to payment</button></form>`;
-  return page(`${link.title} · ${shopName}`, `<p>${e(shopName)}</p><h1>${e(link.title)}</h1>${what}${action}`);
+  return page(
+    `${link.title} · ${shopName}`,
+    `<p>${e(shopName)}</p><h1>${e(link.title)}</h1>${what}${action}`,
+    livemode,
+  );
 }
 
 export function unavailableLinkMessage(reason: LinkUnavailable): string {

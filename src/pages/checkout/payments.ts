@@ -132,7 +132,7 @@ async function setBuyer(w: ShopWrite, order: OrderRow, buyer: { email: string; i
 export async function sandboxSession(
   db: Kysely<Database>,
   sessionId: string,
-): Promise<PaymentAttemptRow & { uniqid: string; currency: string }> {
+): Promise<PaymentAttemptRow & { uniqid: string; currency: string; livemode: boolean }> {
   const attempt = await attemptBySession(db, SANDBOX, sessionId);
   if (!attempt || !gatewayOfferedIn(SANDBOX, attempt.livemode)) throw notFound.session();
   return attempt;

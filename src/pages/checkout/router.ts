@@ -7,6 +7,7 @@ import { attemptsOfOrder } from '../../../db/queries/payment-attempts';
 import { paymentLinkByUniqid, variantOfProduct } from '../../../db/queries/payment-links';
 import { productById } from '../../../db/queries/products';
 import { shopById } from '../../../db/queries/shops';
+import { clockAhead } from '../../platform/clock';
 import { canonicalIp } from '../../domain/customers/blacklist';
 import {
   linkUnavailability,
@@ -121,6 +122,7 @@ export function checkoutRouter(deps: CheckoutDeps): Router {
         200,
         invoicePage({
           shopName: shop?.name ?? '',
+          livemode: shop?.livemode ?? true,
           order,
           items,
           gateways,
@@ -176,6 +178,7 @@ export function checkoutRouter(deps: CheckoutDeps): Router {
         200,
         sandboxPage({
           attempt,
+          livemode: attempt.livemode,
           currency: attempt.currency,
           path,
           invoiceUrl: invoiceUrl(attempt.uniqid),
@@ -202,12 +205,17 @@ export function checkoutRouter(deps: CheckoutDeps): Router {
           ? undefined
           : variantOfProduct(db, link.shop_id, link.product_id, link.variant_id),
       ]);
-      const unavailable = linkUnavailability(link, services.clock.now());
+      // A test shop's link expires on its test clock.
+      const unavailable = linkUnavailability(
+        link,
+        clockAhead(services.clock, Number(shop?.clock_offset_ms ?? 0)).now(),
+      );
       sendPage(
         res,
         unavailable ? 410 : 200,
         paymentLinkPage({
           shopName: shop?.name ?? '',
+          livemode: shop?.livemode ?? true,
           link,
           product: product && {
             title: variant ? `${product.title} (${variant.title})` : product.title,
@@ -226,8 +234,12 @@ export function checkoutRouter(deps: CheckoutDeps): Router {
     route(async (req, res) => {
       const link = await findLink(param(req, 'linkUniqid'));
       const email = buyerEmail((req.body ?? {}) as Record<string, unknown>);
+      const shop = await shopById(db, link.shop_id);
       const order = await deps.unitOfWork.write(
-        checkoutOrigin(link.shop_id, 'checkoutPaymentLink', requestIdOf(res)),
+        {
+          ...checkoutOrigin(link.shop_id, 'checkoutPaymentLink', requestIdOf(res)),
+          clock: clockAhead(services.clock, Number(shop?.clock_offset_ms ?? 0)),
+        },
         (w) =>
           orderFromPaymentLink(
             w,

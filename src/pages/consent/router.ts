@@ -11,6 +11,7 @@ import { ApiError } from '../../errors';
 import type { RateLimiter } from '../../http/rate-limit';
 import { guardPages, pageForm, refusalTitle } from '../../http/page-guard';
 import { messagePage } from '../../auth/consent-pages';
+import { shopInMode } from '../../domain/test-mode';
 import {
   authorizationParams,
   authorizePath,
@@ -49,6 +50,7 @@ function seeOther(res: Response, location: string, cookies: string[] = []): void
 /** Builds the router; creates the CSRF key first, so every page served afterwards can sign its forms. */
 export async function consentRouter(deps: ConsentRouterDeps): Promise<Router> {
   const { db, unitOfWork, services } = deps;
+  const consentDeps = { db, unitOfWork, shopInMode };
   await ensureConsentKey(db);
   const router = Router();
   // The request travels in the form (redirect_uri up to 2048 characters, scope 2000, state 512).
@@ -101,7 +103,7 @@ export async function consentRouter(deps: ConsentRouterDeps): Promise<Router> {
         const again = await signInAgainPage(db, { params, cookie, error: 'Enter your email and password.', email });
         return sendPage(res, 400, again ?? messagePage('Request refused', 'Go back to the app and start again.'));
       }
-      const result = await signIn({ db, unitOfWork }, { email, password }, origin(req, res));
+      const result = await signIn(consentDeps, { email, password }, origin(req, res));
       if (result.ok) {
         return seeOther(res, authorizePath(params), [
           setCookie(sessionCookieName, result.sessionToken, secure, sessionTtlSeconds),
@@ -122,7 +124,7 @@ export async function consentRouter(deps: ConsentRouterDeps): Promise<Router> {
     form,
     route(async (req, res) => {
       const { location } = await decide(
-        { db, unitOfWork },
+        consentDeps,
         { cookie: req.headers.cookie, form: bodyOf(req) },
         origin(req, res),
       );
@@ -136,7 +138,7 @@ export async function consentRouter(deps: ConsentRouterDeps): Promise<Router> {
     form,
     route(async (req, res) => {
       const body = bodyOf(req);
-      await signOut({ db, unitOfWork }, { cookie: req.headers.cookie, form: body }, origin(req, res));
+      await signOut(consentDeps, { cookie: req.headers.cookie, form: body }, origin(req, res));
       const params = authorizationParams(body);
       const cleared = [setCookie(sessionCookieName, '', secure, 0)];
       if (!params) {

@@ -5,6 +5,7 @@
 import escapeHtml from 'escape-html';
 import type { ThemeBase } from '../../../db/tables';
 import { effectiveSettings } from '../../domain/themes/bases';
+import { testModeBanner } from '../../views/test-mode';
 
 const e = (value: unknown): string => escapeHtml(String(value ?? ''));
 
@@ -16,6 +17,8 @@ export interface StorefrontProduct {
 
 export interface RenderInput {
   shopName: string;
+  /** The shop's mode: a test shop's preview carries the TEST MODE banner above the preview bar. */
+  livemode: boolean;
   themeName: string;
   base: ThemeBase;
   revision: number;
@@ -145,7 +148,7 @@ ${meta.description ? `<meta name="description" content="${e(meta.description)}">
 </style>
 </head>
 <body data-theme-base="${e(input.base)}" data-revision="${input.revision}">
-<div class="preview-bar" role="status">Preview of <strong>${e(input.themeName)}</strong> (${e(input.base)}, revision ${
+${testModeBanner(input.livemode)}<div class="preview-bar" role="status">Preview of <strong>${e(input.themeName)}</strong> (${e(input.base)}, revision ${
     input.revision
   }) &middot; private link, valid until ${e(input.expiresAt.toISOString())}</div>
 ${s.show_shop_name === false ? '' : `<header><span class="shop">${e(input.shopName)}</span></header>`}

@@ -60,6 +60,7 @@ export function themePreviewRouter(deps: {
         200,
         renderThemePage({
           shopName: target.shopName,
+          livemode: target.livemode,
           themeName: theme.name,
           base: theme.base,
           revision: session.revision,
