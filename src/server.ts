@@ -83,11 +83,14 @@ async function main(): Promise<void> {
   console.log(`  API:  ${base}/dev/v1    Docs: ${base}/docs    Spec: ${base}/openapi.yaml`);
   if (demo) {
     console.log(
-      `\nCreated a demo shop (${demo.shop_id}) with sample products. Its full-access API key, shown only now:`,
+      `\nCreated a demo shop (${demo.shop_id}) with sample products, and its test twin. Keys, shown only now:`,
     );
-    console.log(`  ${demo.key}`);
-    console.log(`Try: curl -H "Authorization: Bearer ${demo.key}" ${base}/dev/v1/me`);
-    console.log(`A sample pending order to pay with the SANDBOX gateway: ${demo.checkout_url}\n`);
+    console.log(`  Live key (live mode; a live shop never offers the SANDBOX gateway):\n    ${demo.live_key}`);
+    console.log(
+      `  Test key (use this to walk the README: create an order, pay on the sandbox page, receive the webhook):\n    ${demo.test_key}`,
+    );
+    console.log(`Try: curl -H "Authorization: Bearer ${demo.test_key}" ${base}/dev/v1/me`);
+    console.log(`A sample pending order in TEST mode, to pay with the SANDBOX gateway: ${demo.test_checkout_url}\n`);
   } else {
     console.log('  Create an API key with: npm run -s cli -- key create --shop <shop id> --scopes "*"\n');
   }

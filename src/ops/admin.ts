@@ -1,7 +1,7 @@
 // Operator actions behind the CLI (and the first-run demo): shops, API keys, fixtures, gateways, tax, coupons.
 import type { Operator } from './operator';
 import Decimal from 'decimal.js';
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Database, GatewayKind, GatewayRow, Shop } from '../../db/tables';
 import { couponByCode, insertCoupon } from '../../db/queries/coupons';
 import { gatewaysOfShop, upsertGateway } from '../../db/queries/gateways';
@@ -203,19 +203,24 @@ export const demoFixtures: Fixtures = {
 };
 
 /**
- * A demo shop with sample products, a full-access key and one pending order of the Game Key, so a newcomer can open
- * its checkout link and pay it with the SANDBOX gateway (the order waits a week instead of ORDER_TTL_MINUTES).
+ * A demo shop with sample products and a live full-access key, and its test twin with the same products, a test
+ * full-access key (`mdk_test_...`) and one pending order of the Game Key in TEST mode: a newcomer walks the README
+ * with the test key and pays that order's checkout link with the SANDBOX gateway, which only test mode offers (a
+ * live shop never does). The order waits a week instead of ORDER_TTL_MINUTES.
  */
 export async function createDemo(op: Operator, options: { checkoutBaseUrl?: string } = {}) {
   const { db } = op;
   return db.transaction().execute(async (trx) => {
     const shop = await createShop(trx, { name: 'Demo Shop', plan: 'business', currency: 'USD' });
     const seeded = await seedFixtures(trx, shop, demoFixtures, op.clock);
-    const key = await createApiKey(trx, { shopId: shop.id, scopes: ['*'], name: 'demo' });
-    const gameKey = seeded.products[demoFixtures.products!.findIndex((p) => p.title === 'Game Key')]!;
-    // The order is a write of the demo shop like any other: its events (order:created, customer:created) and audit
+    const liveKey = await createApiKey(trx, { shopId: shop.id, scopes: ['*'], name: 'demo', mode: 'live' });
+    const testShop = await shopForMode(trx, shop.id, 'test');
+    const testSeeded = await seedFixtures(trx, testShop, demoFixtures, op.clock);
+    const testKey = await createApiKey(trx, { shopId: shop.id, scopes: ['*'], name: 'demo', mode: 'test' });
+    const gameKey = testSeeded.products[demoFixtures.products!.findIndex((p) => p.title === 'Game Key')]!;
+    // The order is a write of the test twin like any other: its events (order:created, customer:created) and audit
     // line are written through the default sinks in this transaction, as the command line's writes are.
-    const origin = { shopId: shop.id, credentialId: undefined, operationId: 'cli:demo', requestId: newId('req') };
+    const origin = { shopId: testShop.id, credentialId: undefined, operationId: 'cli:demo', requestId: newId('req') };
     const order = await writeWithin(trx, origin, op.clock, defaultEffectSinks(op.clock), (w) =>
       createOrder(
         w,
@@ -225,11 +230,16 @@ export async function createDemo(op: Operator, options: { checkoutBaseUrl?: stri
     );
     return {
       shop_id: shop.id,
-      key: key.key,
-      key_id: key.id,
+      live_key: liveKey.key,
+      live_key_id: liveKey.id,
       products: seeded.products,
-      order_id: order.id,
-      checkout_url: order.checkout_url,
+      test_shop_id: testShop.id,
+      test_key: testKey.key,
+      test_key_id: testKey.id,
+      test_products: testSeeded.products,
+      /** The pending sample order, in test mode: its checkout link is paid on the SANDBOX page. */
+      test_order_id: order.id,
+      test_checkout_url: order.checkout_url,
     };
   });
 }

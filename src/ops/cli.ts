@@ -698,7 +698,11 @@ async function run(
         const demo = await admin.createDemo(op, { checkoutBaseUrl: ctx.config.checkoutBaseUrl });
         return {
           json: demo,
-          text: `Demo shop ${demo.shop_id}\nFull-access key (shown only now): ${demo.key}\nPending order to pay: ${demo.checkout_url}`,
+          text:
+            `Demo shop ${demo.shop_id} (test twin ${demo.test_shop_id}); full-access keys, shown only now:\n` +
+            `Live key (live mode; a live shop never offers the SANDBOX gateway): ${demo.live_key}\n` +
+            `Test key (use this to walk the README: create an order, pay on the sandbox page, receive the webhook): ${demo.test_key}\n` +
+            `Pending order in TEST mode, to pay on the SANDBOX page: ${demo.test_checkout_url}`,
         };
       }
     }

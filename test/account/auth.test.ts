@@ -1,6 +1,6 @@
 // The authentication and scope matrix: 401 for anything but a live credential, 403 for a suspended shop or a
 // missing scope, revocation effective on the very next request, and no credential ever in a log line.
-import { revokeApiKey, setShopStatus } from '../../src/ops/admin';
+import { createApiKey, revokeApiKey, setShopStatus } from '../../src/ops/admin';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
 
 let t: TestApp;
@@ -90,7 +90,14 @@ describe('granted', () => {
     const { key, id } = await t.createKey(shopId, ['orders.read'], 'Backend');
     const me = await t.http.get('/dev/v1/me').set(bearer(key));
     expect(me.status).toBe(200);
-    expect(me.body.data).toEqual({ id: shopId, name: 'Auth Shop', currency: 'USD', created_at: expect.any(Number) });
+    expect(me.body.data).toEqual({
+      id: shopId,
+      name: 'Auth Shop',
+      currency: 'USD',
+      livemode: true,
+      live_account_id: null,
+      created_at: expect.any(Number),
+    });
     const caps = await t.http.get('/dev/v1/me/capabilities').set(bearer(key));
     expect(caps.status).toBe(200);
     expect(caps.body.data).toMatchObject({
@@ -98,11 +105,18 @@ describe('granted', () => {
       full_access: false,
       readable_resources: ['orders'],
       writable_resources: [],
-      enabledPaymentMethods: ['SANDBOX'], // every new shop gets the sandbox gateway (src/domain/payments/gateways.ts)
+      enabledPaymentMethods: [], // a new live shop offers no SANDBOX: only test mode does (src/domain/payments/gateways.ts)
       features: { nativeCryptoCheckout: true },
       credential: { id, kind: 'api_key', name: 'Backend', client: null },
       plan: 'pro',
+      livemode: true,
     });
+    // A test key acts in the shop's test twin, which has the SANDBOX gateway.
+    const testKey = await createApiKey(t.db, { shopId, scopes: ['orders.read'], mode: 'test' });
+    const testMe = await t.http.get('/dev/v1/me').set(bearer(testKey.key));
+    expect(testMe.body.data).toMatchObject({ id: testKey.shop_id, livemode: false, live_account_id: shopId });
+    const testCaps = await t.http.get('/dev/v1/me/capabilities').set(bearer(testKey.key));
+    expect(testCaps.body.data).toMatchObject({ enabledPaymentMethods: ['SANDBOX'], livemode: false });
   });
   test('a full-access key can read and write every resource group', async () => {
     const { key } = await t.createKey(shopId, ['*']);

@@ -68,7 +68,7 @@ beforeAll(async () => {
     clock: new ManualClock('2026-11-22T10:00:00Z'),
     env: { RATE_LIMIT_FREE: '100000', RATE_LIMIT_ANONYMOUS: '100000', CHECKOUT_BASE_URL: 'https://pay.example.com' },
   });
-  shop = await t.createShop({ name: 'Scopes' });
+  shop = await t.createShop({ name: 'Scopes', mode: 'test' }); // its payments use SANDBOX: test mode only
   otherShop = await t.createShop({ name: 'Other' });
   admin = (await t.createKey(shop, ['*'])).key;
   otherAdmin = (await t.createKey(otherShop, ['*'])).key;
@@ -98,7 +98,7 @@ describe('every scope the specification shows', () => {
 
   test('is accepted by the CLI: key create and app create, all at once', async () => {
     const cli = inProcessCli(t.database);
-    const key = await cli('key', 'create', '--shop', shop, '--scopes', specScopes.join(' '));
+    const key = await cli('key', 'create', '--shop', shop, '--mode', 'test', '--scopes', specScopes.join(' '));
     expect(key.stderr).toBe('');
     expect(key.code).toBe(0);
     const app = await cli(
@@ -116,7 +116,7 @@ describe('every scope the specification shows', () => {
     expect([...app.json.scopes].sort()).toEqual([...specScopes].sort());
     // One by one too, so a failure names the scope.
     for (const s of namedScopes) {
-      const one = await cli('key', 'create', '--shop', shop, '--scopes', s);
+      const one = await cli('key', 'create', '--shop', shop, '--mode', 'test', '--scopes', s);
       expect([s, one.code, one.stderr]).toEqual([s, 0, '']);
     }
   });

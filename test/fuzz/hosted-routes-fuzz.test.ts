@@ -572,7 +572,7 @@ describe('hosted routes', () => {
     server = createHttpServer(t.app, t.config, t.logger);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     port = (server.address() as AddressInfo).port;
-    shops = await createTwoShops(t);
+    shops = await createTwoShops(t, { mode: 'test' }); // their orders are paid through SANDBOX: test mode only
     // B's name is on every page of B's: it must never be on a page asked with A's or nobody's ids.
     const marker = `FZB${randomBytes(8).toString('hex')}`;
     await sql`update shops set name = ${marker} where id = ${shops.b.shopId}`.execute(t.db);

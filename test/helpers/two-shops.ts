@@ -487,21 +487,24 @@ async function tenantShop(t: TestApp, label: string, shopId: string): Promise<Te
   return { label, shopId, key: credential.key, credentialId: credential.id, ids: ids as ShopIds };
 }
 
-const newTenancyShop = (t: TestApp) => t.createShop({ name: 'Tenancy Shop', plan: 'free', currency: 'USD' });
+/** A new live shop, or with mode `test` the test twin of a new live shop. */
+const newTenancyShop = (t: TestApp, mode: 'live' | 'test' = 'live') =>
+  t.createShop({ name: 'Tenancy Shop', plan: 'free', currency: 'USD', mode });
 
 /**
- * Two tenants seeded with the same data, each with a `*` key. By default shop A and shop B, two live shops. With
- * `b: 'test twin'`: a live shop (labelled `live`) and its own test twin (`test`, a test key `mdk_test_…`), the two
- * modes of one merchant, which must stay as far apart as two shops (issue 26).
+ * Two tenants seeded with the same data, each with a `*` key. By default shop A and shop B, two live shops;
+ * `mode: 'test'` makes them two test-mode shops (test twins), for suites that pay their orders through SANDBOX,
+ * which only test mode offers. With `b: 'test twin'`: a live shop (labelled `live`) and its own test twin (`test`,
+ * a test key `mdk_test_…`), the two modes of one merchant, which must stay as far apart as two shops (issue 26).
  */
 export async function createTwoShops(
   t: TestApp,
-  options: { b?: 'another shop' | 'test twin' } = {},
+  options: { b?: 'another shop' | 'test twin'; mode?: 'live' | 'test' } = {},
 ): Promise<TwoShops> {
   const twin = options.b === 'test twin';
-  const liveId = await newTenancyShop(t);
-  const a = await tenantShop(t, twin ? 'live' : 'A', liveId);
-  const bId = twin ? (await shopForMode(t.db, liveId, 'test')).id : await newTenancyShop(t);
+  const aId = await newTenancyShop(t, twin ? 'live' : options.mode);
+  const a = await tenantShop(t, twin ? 'live' : 'A', aId);
+  const bId = twin ? (await shopForMode(t.db, aId, 'test')).id : await newTenancyShop(t, options.mode);
   const b = await tenantShop(t, twin ? 'test' : 'B', bId);
   for (const kind of resourceKinds) {
     if (a.ids[kind] === b.ids[kind]) throw new Error(`two-shops: A and B share the ${kind} id ${a.ids[kind]}`);

@@ -110,6 +110,8 @@ describe('API keys', () => {
       key: created.key,
       scopes: ['orders.read'],
       name: 'ci',
+      mode: 'live',
+      shop_id: shop.id,
     });
     expect(created.key).toMatch(/^mdk_[A-Za-z0-9_-]{43}$/);
     const row = await db().selectFrom('credentials').selectAll().where('id', '=', created.id).executeTakeFirstOrThrow();
@@ -217,26 +219,60 @@ describe('seedShop', () => {
 });
 
 describe('createDemo', () => {
-  test('a business shop in USD with the demo products and a full-access key that authenticates', async () => {
+  test('a live business shop in USD with the demo products and a live full-access key that authenticates', async () => {
     const demo = await admin.createDemo(operator());
-    expect(await shopById(db(), demo.shop_id)).toMatchObject({ name: 'Demo Shop', plan: 'business', currency: 'USD' });
+    expect(await shopById(db(), demo.shop_id)).toMatchObject({
+      name: 'Demo Shop',
+      plan: 'business',
+      currency: 'USD',
+      livemode: true,
+    });
     expect(demo.products).toHaveLength(admin.demoFixtures.products!.length);
     const titles = await db().selectFrom('products').select('title').where('shop_id', '=', demo.shop_id).execute();
     expect(titles.map((p) => p.title).sort()).toEqual(admin.demoFixtures.products!.map((p) => p.title).sort());
-    const auth = await liveCredentialWithShopByHash(db(), hashCredential(demo.key), new Date());
-    expect(auth).toMatchObject({ credential: { id: demo.key_id, scopes: ['*'] }, shop: { id: demo.shop_id } });
+    expect(demo.live_key).toMatch(/^mdk_(?!test_)[A-Za-z0-9_-]{43}$/);
+    const auth = await liveCredentialWithShopByHash(db(), hashCredential(demo.live_key), new Date());
+    expect(auth).toMatchObject({
+      credential: { id: demo.live_key_id, scopes: ['*'] },
+      shop: { id: demo.shop_id, livemode: true },
+    });
     const keys = await admin.listApiKeys(db(), demo.shop_id);
     expect(keys.map((k) => k.name)).toEqual(['demo']);
+    // The live demo shop offers no SANDBOX and holds no order: the sample order is in test mode.
+    const gateways = await admin.listGateways(db(), demo.shop_id);
+    expect(gateways.map((g) => g.code)).not.toContain('SANDBOX');
+    const liveOrders = await db().selectFrom('orders').select('id').where('shop_id', '=', demo.shop_id).execute();
+    expect(liveOrders).toEqual([]);
   });
 
-  test('the demo order is announced as any order is: order:created in the outbox, with its id', async () => {
+  test('its test twin has the same products, a test full-access key and the SANDBOX gateway', async () => {
+    const demo = await admin.createDemo(operator());
+    const twin = await shopById(db(), demo.test_shop_id);
+    expect(twin).toMatchObject({ livemode: false, live_shop_id: demo.shop_id, plan: 'business', currency: 'USD' });
+    expect(demo.test_products).toHaveLength(admin.demoFixtures.products!.length);
+    const titles = await db().selectFrom('products').select('title').where('shop_id', '=', demo.test_shop_id).execute();
+    expect(titles.map((p) => p.title).sort()).toEqual(admin.demoFixtures.products!.map((p) => p.title).sort());
+    expect(demo.test_key).toMatch(/^mdk_test_[A-Za-z0-9_-]{43}$/);
+    const auth = await liveCredentialWithShopByHash(db(), hashCredential(demo.test_key), new Date());
+    expect(auth).toMatchObject({
+      credential: { id: demo.test_key_id, scopes: ['*'] },
+      shop: { id: demo.test_shop_id, livemode: false },
+    });
+    const gateways = await admin.listGateways(db(), demo.test_shop_id);
+    expect(gateways.filter((g) => g.active).map((g) => g.code)).toContain('SANDBOX');
+  });
+
+  test('the demo order is a test-mode order announced as any order is: order:created in the outbox', async () => {
     const demo = await admin.createDemo(operator());
     const events = await db()
       .selectFrom('events')
-      .select(['type', 'data'])
-      .where('shop_id', '=', demo.shop_id)
+      .select(['type', 'data', 'livemode'])
+      .where('shop_id', '=', demo.test_shop_id)
       .where('type', '=', 'order:created')
       .execute();
-    expect(events.map((e) => (JSON.parse(e.data) as { id: string }).id)).toEqual([demo.order_id]);
+    expect(events.map((e) => [(JSON.parse(e.data) as { id: string }).id, e.livemode])).toEqual([
+      [demo.test_order_id, false],
+    ]);
+    expect(demo.test_checkout_url).toMatch(/\/invoice\/[0-9a-f-]{36}$/);
   });
 });

@@ -120,37 +120,82 @@ test('usage errors are clear and touch nothing', async () => {
   expect(noShop.json.error.message).toMatch(/No shop/);
 });
 
-test('demo prints a full-access key that works and a pending order; order create and complete walk a purchase', async () => {
+test('demo prints a live and a test full-access key that work and a pending test order; order create and complete walk a purchase', async () => {
   const demo = await cli('demo');
   expect(demo.code).toBe(0);
-  expect(demo.json.checkout_url).toMatch(/\/invoice\/[0-9a-f-]{36}$/);
+  expect(demo.json.test_checkout_url).toMatch(/\/invoice\/[0-9a-f-]{36}$/);
+  expect(demo.json.live_key).toMatch(/^mdk_(?!test_)[A-Za-z0-9_-]{43}$/);
+  expect(demo.json.test_key).toMatch(/^mdk_test_[A-Za-z0-9_-]{43}$/);
   let gameKey = '';
   await withApp(async (http) => {
-    const caps = await http.get('/dev/v1/me/capabilities').set(bearer(demo.json.key));
-    expect(caps.body.data.full_access).toBe(true);
+    // The live demo shop: full access, no SANDBOX (a live shop never offers it), no order.
+    const liveCaps = await http.get('/dev/v1/me/capabilities').set(bearer(demo.json.live_key));
+    expect(liveCaps.body.data).toMatchObject({ full_access: true, livemode: true });
+    expect(liveCaps.body.data.enabledPaymentMethods).not.toContain('SANDBOX');
+    const liveOrders = await http.get('/dev/v1/orders').set(bearer(demo.json.live_key));
+    expect(liveOrders.body.data).toEqual([]);
+    const liveProducts = await http.get('/dev/v1/products').set(bearer(demo.json.live_key));
+    expect(liveProducts.body.data).toHaveLength(demo.json.products.length);
+    // Its test twin: the same products, SANDBOX, and the pending sample order.
+    const caps = await http.get('/dev/v1/me/capabilities').set(bearer(demo.json.test_key));
+    expect(caps.body.data).toMatchObject({ full_access: true, livemode: false });
     expect(caps.body.data.enabledPaymentMethods).toEqual(['SANDBOX']);
-    const pending = await http.get('/dev/v1/orders').set(bearer(demo.json.key));
+    const products = await http.get('/dev/v1/products').set(bearer(demo.json.test_key));
+    expect(products.body.data.map((p: { title: string }) => p.title).sort()).toEqual(
+      liveProducts.body.data.map((p: { title: string }) => p.title).sort(),
+    );
+    const pending = await http.get('/dev/v1/orders').set(bearer(demo.json.test_key));
     expect(pending.body.data.map((o: { id: string; status: string }) => [o.id, o.status])).toEqual([
-      [demo.json.order_id, 'PENDING'],
+      [demo.json.test_order_id, 'PENDING'],
     ]);
     gameKey = pending.body.data[0].items[0].product_id;
   });
+  // The human output labels each key and says the sample order is in test mode.
+  const human = await cli.with({ json: false })('demo');
+  expect(human.code).toBe(0);
+  expect(human.stdout).toMatch(/Live key \(live mode; a live shop never offers the SANDBOX gateway\): mdk_(?!test_)/);
+  expect(human.stdout).toMatch(
+    /Test key \(use this to walk the README: create an order, pay on the sandbox page, receive the webhook\): mdk_test_/,
+  );
+  expect(human.stdout).toMatch(/Pending order in TEST mode, to pay on the SANDBOX page: \S+\/invoice\//);
+  // The walk runs in test mode, where the demo's products and order are: --shop names the live shop, --mode test.
   const shop = demo.json.shop_id;
-  const refused = await cli('order', 'create', '--shop', shop, '--email', 'a@example.com', '--items', `${gameKey}:999`);
+  const test = ['--mode', 'test'];
+  const refused = await cli(
+    'order',
+    'create',
+    '--shop',
+    shop,
+    ...test,
+    '--email',
+    'a@example.com',
+    '--items',
+    `${gameKey}:999`,
+  );
   expect(refused.code).toBe(1);
   expect(refused.json.error.message).toMatch(/serials? of Game Key left/);
-  const bad = await cli('order', 'create', '--shop', shop, '--email', 'a@example.com', '--items', 'x:y:z');
+  const bad = await cli('order', 'create', '--shop', shop, ...test, '--email', 'a@example.com', '--items', 'x:y:z');
   expect([bad.code, bad.json.error.message]).toEqual([1, expect.stringMatching(/--items/)]);
-  const created = await cli('order', 'create', '--shop', shop, '--email', 'cli@example.com', '--items', `${gameKey}:2`);
+  const created = await cli(
+    'order',
+    'create',
+    '--shop',
+    shop,
+    ...test,
+    '--email',
+    'cli@example.com',
+    '--items',
+    `${gameKey}:2`,
+  );
   expect(created.code).toBe(0);
   expect(created.json).toMatchObject({ status: 'PENDING', total: 29.98, customer_email: 'cli@example.com' });
-  const done = await cli('order', 'complete', '--shop', shop, '--id', created.json.id);
+  const done = await cli('order', 'complete', '--shop', shop, ...test, '--id', created.json.id);
   expect(done.code).toBe(0);
   expect(done.json.status).toBe('COMPLETED');
   expect(done.json.items[0].delivered_items.codes).toHaveLength(2);
-  const again = await cli('order', 'complete', '--shop', shop, '--id', created.json.id);
+  const again = await cli('order', 'complete', '--shop', shop, ...test, '--id', created.json.id);
   expect([again.code, again.json.error.message]).toEqual([1, expect.stringMatching(/COMPLETED/)]);
-  const mail = await cli('emails', 'list', '--shop', shop);
+  const mail = await cli('emails', 'list', '--shop', shop, ...test);
   expect(mail.json.map((m: { template: string }) => m.template).sort()).toEqual(['delivery', 'receipt']);
 });
 
@@ -220,10 +265,30 @@ test('gateway set and list, tax set, coupon create; the gateways show in capabil
   );
   expect(crypto.code).toBe(0);
   expect(crypto.json).toEqual({ code: 'CRYPTO', kind: 'CRYPTO', active: true, coins: ['BTC', 'ETH'] });
-  const off = await cli('gateway', 'set', '--shop', id, '--code', 'SANDBOX', '--kind', 'SESSION', '--inactive');
-  expect(off.json.active).toBe(false);
+  // A live shop never offers SANDBOX: refused, nothing written. Its test twin (--mode test) has it.
+  const refused = await cli('gateway', 'set', '--shop', id, '--code', 'SANDBOX', '--kind', 'SESSION');
+  expect([refused.code, refused.json.error.message]).toEqual([
+    1,
+    "The SANDBOX gateway exists only in test mode: use the shop's test mode (--mode test).",
+  ]);
   const list = await cli('gateway', 'list', '--shop', id);
-  expect(list.json.map((g: { code: string }) => g.code)).toEqual(['CRYPTO', 'SANDBOX']);
+  expect(list.json.map((g: { code: string }) => g.code)).toEqual(['CRYPTO']);
+  const off = await cli(
+    'gateway',
+    'set',
+    '--shop',
+    id,
+    '--mode',
+    'test',
+    '--code',
+    'SANDBOX',
+    '--kind',
+    'SESSION',
+    '--inactive',
+  );
+  expect(off.json.active).toBe(false);
+  const testList = await cli('gateway', 'list', '--shop', id, '--mode', 'test');
+  expect(testList.json).toEqual([{ code: 'SANDBOX', kind: 'SESSION', active: false, coins: [] }]);
 
   const tax = await cli('tax', 'set', '--shop', id, '--rate', '20', '--inclusive');
   expect(tax.json).toEqual({ shop_id: id, rate: '20', inclusive: true });
@@ -235,6 +300,9 @@ test('gateway set and list, tax set, coupon create; the gateways show in capabil
   await withApp(async (http) => {
     const caps = await http.get('/dev/v1/me/capabilities').set(bearer(key.json.key));
     expect(caps.body.data.enabledPaymentMethods).toEqual(['CRYPTO']);
+    const testKey = await cli('key', 'create', '--shop', id, '--mode', 'test', '--scopes', 'orders.read');
+    const testCaps = await http.get('/dev/v1/me/capabilities').set(bearer(testKey.json.key));
+    expect(testCaps.body.data.enabledPaymentMethods).toEqual([]); // its SANDBOX is switched off
   });
 }); // the refusals are covered by test/payments/gateways.test.ts
 

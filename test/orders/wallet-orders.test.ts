@@ -22,7 +22,8 @@ let keys: string;
 
 beforeAll(async () => {
   t = await startTestApp({ clock, env: { ORDER_TTL_MINUTES: '30' } });
-  ({ shopA, shopB, keyA, keyB } = await shopPair(t, { a: { plan: 'business' } }));
+  // A pays the rest of its orders through SANDBOX, which only test mode offers: a test-mode shop.
+  ({ shopA, shopB, keyA, keyB } = await shopPair(t, { a: { plan: 'business', mode: 'test' } }));
   const seeded = await t.seed(shopA, {
     products: [
       { title: 'Support hour', type: 'SERVICE', price: '10.00' },

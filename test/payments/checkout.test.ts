@@ -117,7 +117,8 @@ async function startSandbox(uniqid: string): Promise<string> {
 
 beforeAll(async () => {
   t = await startTestApp({ clock });
-  shopA = await t.createShop({ name: 'Ada & <Co>' });
+  // A pays through SANDBOX, which only test mode offers: a test-mode shop. B is a live shop.
+  shopA = await t.createShop({ name: 'Ada & <Co>', mode: 'test' });
   shopB = await t.createShop({ name: 'Other shop' });
   keyA = (await t.createKey(shopA, ['*'])).key;
   const serials = Array.from({ length: 10 }, (_, i) => `SER-${String(i).padStart(3, '0')}`);
@@ -307,6 +308,16 @@ describe('starting a payment', () => {
       expect(res.headers['content-type']).toMatch(/^text\/html/);
       expect(res.text).toContain('not available');
     }
+    expect(await attempts(id)).toEqual([]);
+    expect((await orderRow(id)).gateway).toBeNull();
+  });
+
+  test('a live shop never offers SANDBOX: paying its invoice with SANDBOX is refused, nothing written', async () => {
+    const { id, uniqid } = await seedOrder({ shopId: shopB });
+    const res = await post(`/invoice/${uniqid}/pay`, { gateway: 'SANDBOX' });
+    expect(res.status).toBe(400);
+    expect(res.headers['content-type']).toMatch(/^text\/html/);
+    expect(res.text).toContain('not available');
     expect(await attempts(id)).toEqual([]);
     expect((await orderRow(id)).gateway).toBeNull();
   });

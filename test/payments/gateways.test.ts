@@ -1,4 +1,4 @@
-// Gateways: every new shop gets SANDBOX; capabilities list the active gateways; requireActiveGateway and the
+// Gateways: a new live shop offers no SANDBOX, its test twin does (and a live shop is refused it); capabilities list the active gateways; requireActiveGateway and the
 // session adapters; the operator actions behind `gateway set|list`, `tax set`, `coupon create`; and the fixture
 // sections gateways, tax, coupons, product files and dynamic_webhook.
 import { couponByCode, couponProductIds } from '../../db/queries/coupons';
@@ -25,15 +25,39 @@ const capabilities = async (shopId: string) => {
   return res.body.data.enabledPaymentMethods as string[];
 };
 
-test('a new shop has an active SANDBOX session gateway, and capabilities list it', async () => {
-  const shop = await t.createShop();
-  const gateways = await gatewaysOfShop(t.db, shop);
+test('a new live shop offers no SANDBOX; its test twin has an active SANDBOX session gateway, and capabilities list it', async () => {
+  const twin = await t.createShop({ mode: 'test' });
+  const live = (await shopById(t.db, twin))!.live_shop_id!;
+  expect(await shopById(t.db, live)).toMatchObject({ livemode: true });
+  expect(await gatewaysOfShop(t.db, live)).toEqual([]);
+  expect(await capabilities(live)).toEqual([]);
+  const gateways = await gatewaysOfShop(t.db, twin);
   expect(gateways.map((g) => [g.code, g.kind, g.active, g.coins])).toEqual([['SANDBOX', 'SESSION', true, []]]);
-  expect(await capabilities(shop)).toEqual(['SANDBOX']);
+  expect(await capabilities(twin)).toEqual(['SANDBOX']);
+});
+
+test('gateway set --code SANDBOX on a live shop is refused and writes nothing; its test twin takes it', async () => {
+  const live = await t.createShop();
+  const before = await rowCounts(t.db, ['gateways', 'shops']);
+  for (const input of [
+    { shopId: live, code: 'SANDBOX', kind: 'SESSION' },
+    { shopId: live, code: 'sandbox', kind: 'HOSTED', inactive: true },
+  ]) {
+    await expect(admin.setGateway(t.db, input)).rejects.toThrow(
+      new admin.AdminError("The SANDBOX gateway exists only in test mode: use the shop's test mode (--mode test)."),
+    );
+  }
+  expect(await rowCounts(t.db, ['gateways', 'shops'])).toEqual(before);
+  expect(await admin.listGateways(t.db, live)).toEqual([]);
+  const twin = (await admin.shopForMode(t.db, live, 'test')).id;
+  await admin.setGateway(t.db, { shopId: twin, code: 'SANDBOX', kind: 'SESSION', inactive: true });
+  expect(await admin.listGateways(t.db, twin)).toEqual([
+    { code: 'SANDBOX', kind: 'SESSION', active: false, coins: [] },
+  ]);
 });
 
 test('capabilities list the active gateways in the order they were added, not inactive ones or other shops’', async () => {
-  const shop = await t.createShop();
+  const shop = await t.createShop({ mode: 'test' }); // a test shop: its SANDBOX came first
   const other = await t.createShop();
   await admin.setGateway(t.db, { shopId: shop, code: 'stripe', kind: 'hosted' });
   await admin.setGateway(t.db, { shopId: shop, code: 'PAYPAL', kind: 'HOSTED', inactive: true });
@@ -70,8 +94,8 @@ test('gateway set refuses bad input and changes nothing', async () => {
 });
 
 test('requireActiveGateway finds only an active gateway of the shop; adapters exist for SANDBOX only', async () => {
-  const shop = await t.createShop();
-  const other = await t.createShop();
+  const shop = await t.createShop({ mode: 'test' });
+  const other = await t.createShop({ mode: 'test' });
   await admin.setGateway(t.db, { shopId: shop, code: 'OFF', kind: 'HOSTED', inactive: true });
   await admin.setGateway(t.db, { shopId: shop, code: 'ACME', kind: 'SESSION' });
   await admin.setGateway(t.db, { shopId: other, code: 'THEIRS', kind: 'HOSTED' });
@@ -173,7 +197,7 @@ test('coupon create: codes lower-cased, FIXED in a currency, limited to products
 });
 
 test('fixtures: gateways, tax, coupons, product files and dynamic_webhook, in one transaction', async () => {
-  const shop = await t.createShop({ currency: 'USD' });
+  const shop = await t.createShop({ currency: 'USD', mode: 'test' }); // SANDBOX in fixtures: test mode only
   const created = await t.seed(shop, {
     gateways: [
       { code: 'CRYPTO', kind: 'CRYPTO', coins: ['BTC'] },

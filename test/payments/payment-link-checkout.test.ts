@@ -22,7 +22,11 @@ let personal: string;
 
 beforeAll(async () => {
   t = await startTestApp({ clock, env: { CHECKOUT_BASE_URL: 'https://pay.example.com' } });
-  ({ shopA, shopB, keyA, keyB } = await shopPair(t, { a: { name: 'Link Shop' }, b: { name: 'Other Shop' } }));
+  // A's invoices are paid through SANDBOX, which only test mode offers: a test-mode shop.
+  ({ shopA, shopB, keyA, keyB } = await shopPair(t, {
+    a: { name: 'Link Shop', mode: 'test' },
+    b: { name: 'Other Shop' },
+  }));
   const seeded = await t.seed(shopA, {
     products: [
       { title: 'Game Key', type: 'SERIALS', price: '12.50', serials: ['K-1', 'K-2', 'K-3'] },

@@ -17,8 +17,9 @@ beforeAll(async () => {
   clock = new ManualClock('2026-11-22T10:00:00Z');
   t = await startTestApp({ clock, env: { CHECKOUT_BASE_URL: 'https://pay.example.com', ORDER_TTL_MINUTES: '30' } });
   // pro: its plan has nativeCryptoCheckout, which rule 1 (crypto_gateway) needs (test/store/capabilities-gates.test.ts).
+  // A is a test-mode shop (rule 2 pays through SANDBOX, which only test mode offers); B is a live shop.
   ({ shopA, shopB, keyA, keyB } = await shopPair(t, {
-    a: { name: 'A', currency: 'EUR', plan: 'pro', scopes: ['payments.write'] },
+    a: { name: 'A', currency: 'EUR', plan: 'pro', scopes: ['payments.write'], mode: 'test' },
     b: { name: 'B' },
   }));
   await t.seed(shopA, {
@@ -258,8 +259,17 @@ test('GATEWAY_NOT_AVAILABLE: unknown, inactive, another shop’s, and a session 
   expect(await counts()).toEqual(before);
 });
 
+test('a live shop never offers SANDBOX: GATEWAY_NOT_AVAILABLE, nothing written', async () => {
+  const before = await counts();
+  const res = await pay({ title: 'x', value: 1, currency: 'USD', gateway: 'SANDBOX', email: 'live@example.com' }, keyB);
+  expect(res.status).toBe(400);
+  expect(res.body.error.code).toBe('GATEWAY_NOT_AVAILABLE');
+  expect(res.body.error.message).toContain('SANDBOX');
+  expect(await counts()).toEqual(before);
+});
+
 test('a SANDBOX gateway switched off is not available', async () => {
-  const shop = await t.createShop({ name: 'Off' });
+  const shop = await t.createShop({ name: 'Off', mode: 'test' });
   const key = (await t.createKey(shop, ['payments.write'])).key;
   await t.seed(shop, { gateways: [{ code: 'SANDBOX', kind: 'SESSION', active: false }] });
   const before = await counts();

@@ -30,7 +30,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function start(): Promise<{ port: number; key: string; output: () => string }> {
+function start(): Promise<{ port: number; key: string; testKey: string; output: () => string }> {
   const env = {
     ...process.env,
     PORT: '0',
@@ -51,22 +51,34 @@ function start(): Promise<{ port: number; key: string; output: () => string }> {
     }, 120_000); // a first start on a machine busy with other suites (initdb, migrations, demo shop) can take a while
     const check = setInterval(() => {
       const port = /listening on http:\/\/localhost:(\d+)/.exec(out)?.[1];
-      const key = /(mdk_[A-Za-z0-9_-]{43})/.exec(out)?.[1];
-      if (port && key) {
+      const key = /(mdk_(?!test_)[A-Za-z0-9_-]{43})/.exec(out)?.[1];
+      const testKey = /(mdk_test_[A-Za-z0-9_-]{43})/.exec(out)?.[1];
+      if (port && key && testKey) {
         clearInterval(check);
         clearTimeout(timer);
-        resolve({ port: Number(port), key, output: () => out });
+        resolve({ port: Number(port), key, testKey, output: () => out });
       }
     }, 50);
   });
 }
 
-test('first start prints a working demo key; SIGTERM drains the in-flight request, then exits 0', async () => {
-  const { port, key, output } = await start();
+test('first start prints working live and test demo keys; SIGTERM drains the in-flight request, then exits 0', async () => {
+  const { port, key, testKey, output } = await start();
+  type Me = { data: { id: string; name: string; livemode: boolean; live_account_id: string | null } };
   const me = await fetch(`http://127.0.0.1:${port}/dev/v1/me`, { headers: { authorization: `Bearer ${key}` } });
   expect(me.status).toBe(200);
-  expect(((await me.json()) as { data: { name: string } }).data.name).toBe('Demo Shop');
+  const live = ((await me.json()) as Me).data;
+  expect(live).toMatchObject({ name: 'Demo Shop', livemode: true });
+  const testMe = await fetch(`http://127.0.0.1:${port}/dev/v1/me`, { headers: { authorization: `Bearer ${testKey}` } });
+  expect(testMe.status).toBe(200);
+  expect(((await testMe.json()) as Me).data).toMatchObject({ livemode: false, live_account_id: live.id });
   expect(output()).toContain(`/docs`);
+  // Each key is labelled, and the sample order's checkout link is in test mode.
+  expect(output()).toMatch(/Live key \(live mode; a live shop never offers the SANDBOX gateway\):\s+mdk_(?!test_)/);
+  expect(output()).toMatch(
+    /Test key \(use this to walk the README: create an order, pay on the sandbox page, receive the webhook\):\s+mdk_test_/,
+  );
+  expect(output()).toMatch(/sample pending order in TEST mode, to pay with the SANDBOX gateway: \S+\/invoice\//);
 
   // A request whose body has not fully arrived is in flight when SIGTERM comes.
   const socket = connect(port, '127.0.0.1');

@@ -33,7 +33,11 @@ const post = (path: string, form: Record<string, string> = {}) => request(t.app)
 
 beforeAll(async () => {
   t = await startTestApp({ clock });
-  ({ shopA, shopB, keyA, keyB } = await shopPair(t, { a: { name: 'A' }, b: { name: 'B' } }));
+  // Test-mode shops: their orders are paid through SANDBOX, which only test mode offers.
+  ({ shopA, shopB, keyA, keyB } = await shopPair(t, {
+    a: { name: 'A', mode: 'test' },
+    b: { name: 'B', mode: 'test' },
+  }));
   productA = (await t.seed(shopA, { products: [{ title: 'Consulting', type: 'SERVICE', price: '12.50' }] }))
     .products[0]!;
 });
@@ -451,7 +455,7 @@ describe('GET /disputes', () => {
   let keyC: string;
   const ids: string[] = [];
   beforeAll(async () => {
-    shopC = await t.createShop({ name: 'C' });
+    shopC = await t.createShop({ name: 'C', mode: 'test' });
     keyC = (await t.createKey(shopC, ['disputes.read'])).key;
     for (const [i, reason] of (['FRAUDULENT', 'DUPLICATE', 'FRAUDULENT'] as const).entries()) {
       clock.set(`2026-11-23T0${i}:00:00Z`);

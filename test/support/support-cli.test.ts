@@ -40,8 +40,9 @@ async function withApp(fn: (app: Express) => Promise<void>): Promise<void> {
 }
 
 test('dispute open and close, review create, ticket create: written, listed, and refused with reasons', async () => {
+  // The buyer pays with SANDBOX, which only test mode offers: every command acts in the shop's test mode.
   const shop = (await cli('shop', 'create', '--name', 'Support')).json.id as string;
-  const key = (await cli('key', 'create', '--shop', shop, '--scopes', '*')).json.key as string;
+  const key = (await cli('key', 'create', '--shop', shop, '--mode', 'test', '--scopes', '*')).json.key as string;
   const file = join(dir, 'support.json');
   writeFileSync(
     file,
@@ -50,18 +51,29 @@ test('dispute open and close, review create, ticket create: written, listed, and
       customers: [{ email: 'ada@example.com' }],
     }),
   );
-  const product = (await cli('seed', '--shop', shop, '--file', file)).json.products[0] as string;
-  const created = await cli('order', 'create', '--shop', shop, '--email', 'ada@example.com', '--items', product);
+  const product = (await cli('seed', '--shop', shop, '--mode', 'test', '--file', file)).json.products[0] as string;
+  const created = await cli(
+    'order',
+    'create',
+    '--shop',
+    shop,
+    '--mode',
+    'test',
+    '--email',
+    'ada@example.com',
+    '--items',
+    product,
+  );
   expect(created.code).toBe(0);
   const orderId = created.json.id as string;
 
   // Not paid yet: the gateway cannot dispute it, and nobody can review it.
-  const early = await cli('dispute', 'open', '--shop', shop, '--order', orderId);
+  const early = await cli('dispute', 'open', '--shop', shop, '--mode', 'test', '--order', orderId);
   expect([early.code, early.json.error.message]).toEqual([
     1,
     'The order was paid through no gateway; only that gateway can dispute it, not SANDBOX.',
   ]);
-  const notDone = await cli('review', 'create', '--shop', shop, '--order', orderId, '--rating', '5');
+  const notDone = await cli('review', 'create', '--shop', shop, '--mode', 'test', '--order', orderId, '--rating', '5');
   expect([notDone.code, notDone.json.error.message]).toEqual([
     1,
     'The order is PENDING; only a COMPLETED order (paid and not refunded or disputed) can be reviewed.',
@@ -83,6 +95,8 @@ test('dispute open and close, review create, ticket create: written, listed, and
     'create',
     '--shop',
     shop,
+    '--mode',
+    'test',
     '--order',
     orderId,
     '--rating',
@@ -97,7 +111,18 @@ test('dispute open and close, review create, ticket create: written, listed, and
     rating: 4,
     customer_email: 'ada@example.com',
   });
-  const badRating = await cli('review', 'create', '--shop', shop, '--order', orderId, '--rating', '9');
+  const badRating = await cli(
+    'review',
+    'create',
+    '--shop',
+    shop,
+    '--mode',
+    'test',
+    '--order',
+    orderId,
+    '--rating',
+    '9',
+  );
   expect([badRating.code, badRating.json.error.message]).toEqual([1, '--rating must be a whole number from 1 to 5']);
 
   const ticket = await cli(
@@ -105,6 +130,8 @@ test('dispute open and close, review create, ticket create: written, listed, and
     'create',
     '--shop',
     shop,
+    '--mode',
+    'test',
     '--email',
     'ada@example.com',
     '--subject',
@@ -123,6 +150,8 @@ test('dispute open and close, review create, ticket create: written, listed, and
     'create',
     '--shop',
     shop,
+    '--mode',
+    'test',
     '--email',
     'eve@example.com',
     '--subject',
@@ -134,22 +163,66 @@ test('dispute open and close, review create, ticket create: written, listed, and
     1,
     'No customer with the email eve@example.com in this shop.',
   ]);
-  const noSubject = await cli('ticket', 'create', '--shop', shop, '--email', 'ada@example.com', '--message', 'Hi');
+  const noSubject = await cli(
+    'ticket',
+    'create',
+    '--shop',
+    shop,
+    '--mode',
+    'test',
+    '--email',
+    'ada@example.com',
+    '--message',
+    'Hi',
+  );
   expect([noSubject.code, noSubject.json.error.message]).toEqual([2, '--subject is required']);
 
-  const opened = await cli('dispute', 'open', '--shop', shop, '--order', orderId, '--reason', 'product_unacceptable');
+  const opened = await cli(
+    'dispute',
+    'open',
+    '--shop',
+    shop,
+    '--mode',
+    'test',
+    '--order',
+    orderId,
+    '--reason',
+    'product_unacceptable',
+  );
   expect(opened.code).toBe(0);
   expect(opened.json).toMatchObject({ status: 'OPEN', reason: 'PRODUCT_UNACCEPTABLE', amount: 30, gateway: 'SANDBOX' });
-  const twice = await cli('dispute', 'open', '--shop', shop, '--order', orderId);
+  const twice = await cli('dispute', 'open', '--shop', shop, '--mode', 'test', '--order', orderId);
   expect([twice.code, twice.json.error.message]).toEqual([
     1,
     `The order already has an open dispute (${opened.json.id}).`,
   ]);
-  const noOutcome = await cli('dispute', 'close', '--shop', shop, '--id', opened.json.id);
+  const noOutcome = await cli('dispute', 'close', '--shop', shop, '--mode', 'test', '--id', opened.json.id);
   expect(noOutcome.code).toBe(2);
-  const badOutcome = await cli('dispute', 'close', '--shop', shop, '--id', opened.json.id, '--outcome', 'maybe');
+  const badOutcome = await cli(
+    'dispute',
+    'close',
+    '--shop',
+    shop,
+    '--mode',
+    'test',
+    '--id',
+    opened.json.id,
+    '--outcome',
+    'maybe',
+  );
   expect([badOutcome.code, badOutcome.json.error.message]).toEqual([1, '--outcome must be one of WON, LOST, CLOSED']);
-  const lost = await cli('dispute', 'close', '--shop', shop, '--id', opened.json.id, '--outcome', 'lost');
+  const lost = await cli(
+    'dispute',
+    'close',
+    '--shop',
+    shop,
+    '--mode',
+    'test',
+    '--id',
+    opened.json.id,
+    '--outcome',
+    'lost',
+  );
   expect(lost.code).toBe(0);
   expect(lost.json.status).toBe('LOST');
 
