@@ -2501,7 +2501,7 @@ export interface components {
                 kind: "api_key" | "oauth_access_token";
                 name: string | null;
             };
-            /** @description Codes of the shop's active gateways (a new shop has `SANDBOX`), in the order they were added. */
+            /** @description Codes of the shop's active gateways (a test-mode shop has `SANDBOX`; a live shop never does), in the order they were added. */
             enabledPaymentMethods: string[];
             /** @description The features the shop's plan decides, and whether the shop has them. Each flag is exactly what the server enforces: a request that needs a feature the shop lacks is refused with 400 `FEATURE_NOT_AVAILABLE` and writes nothing. Everything not listed here (the reseller program, themes and the rest) is open to every plan. Free: neither; pro and business: both. */
             features: {
