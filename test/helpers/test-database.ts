@@ -44,22 +44,25 @@ export interface TestDatabase extends DatabaseHandle {
   url?: string;
 }
 
+/** A PostgreSQL database of its own, copied from `template`, dropped on close. */
+async function postgresCopy(base: string, prefix: string, template: string): Promise<TestDatabase> {
+  const name = `${prefix}_${randomBytes(6).toString('hex')}`;
+  await withAdminClient(base, (c) => c.query(`CREATE DATABASE ${name} TEMPLATE ${template}`));
+  const url = databaseUrlFor(base, name);
+  const handle = openPostgres(url, 20);
+  return {
+    ...handle,
+    url,
+    close: async () => {
+      await handle.close();
+      await withAdminClient(base, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+    },
+  };
+}
+
 export async function createTestDatabase(): Promise<TestDatabase> {
   const base = process.env.DATABASE_URL;
-  if (base) {
-    const name = `mdapi_t_${randomBytes(6).toString('hex')}`;
-    await withAdminClient(base, (c) => c.query(`CREATE DATABASE ${name} TEMPLATE ${templateDatabaseName()}`));
-    const url = databaseUrlFor(base, name);
-    const handle = openPostgres(url, 20);
-    return {
-      ...handle,
-      url,
-      close: async () => {
-        await handle.close();
-        await withAdminClient(base, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
-      },
-    };
-  }
+  if (base) return postgresCopy(base, 'mdapi_t', templateDatabaseName());
   const snapshot = new Blob([readFileSync(snapshotPath())]);
   return wrapPGlite(await createPGlite({ loadDataDir: snapshot }));
 }
@@ -67,19 +70,6 @@ export async function createTestDatabase(): Promise<TestDatabase> {
 /** A database with no migration applied (the migration tests migrate it step by step); dropped on close. */
 export async function createEmptyTestDatabase(): Promise<TestDatabase> {
   const base = process.env.DATABASE_URL;
-  if (base) {
-    const name = `mdapi_e_${randomBytes(6).toString('hex')}`;
-    await withAdminClient(base, (c) => c.query(`CREATE DATABASE ${name} TEMPLATE template0`));
-    const url = databaseUrlFor(base, name);
-    const handle = openPostgres(url, 20);
-    return {
-      ...handle,
-      url,
-      close: async () => {
-        await handle.close();
-        await withAdminClient(base, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
-      },
-    };
-  }
+  if (base) return postgresCopy(base, 'mdapi_e', 'template0');
   return wrapPGlite(await createPGlite({}));
 }
