@@ -40,8 +40,22 @@ export interface ResellerInvitationData {
   inviteUrl?: string;
 }
 
+/** `renewal_invoice`: a subscription's next period is due; the buyer pays its invoice on the checkout page. */
+export interface RenewalInvoiceData {
+  shopName: string;
+  uniqid: string;
+  productTitle: string;
+  total: string;
+  currency: string;
+  /** The invoice's checkout page (an http(s) URL). */
+  payUrl: string;
+  /** ISO 8601: when the invoice expires unpaid (the subscription then becomes PAST_DUE). */
+  dueBy: string;
+}
+
 export interface MailTemplates {
   receipt: ReceiptData;
+  renewal_invoice: RenewalInvoiceData;
   delivery: DeliveryData;
   reseller_invitation: ResellerInvitationData;
 }
@@ -218,19 +232,51 @@ function delivery(data: Record<string, unknown>): RenderedMail {
   return { subject, html: page(subject, body), text };
 }
 
+function renewalInvoice(data: Record<string, unknown>): RenderedMail {
+  const t = 'renewal_invoice';
+  const shopName = str(t, data, 'shopName');
+  const uniqid = str(t, data, 'uniqid');
+  const productTitle = str(t, data, 'productTitle');
+  const currency = str(t, data, 'currency');
+  const total = amount(t, data, 'total');
+  const payUrl = httpUrl(t, data, 'payUrl');
+  const dueBy = str(t, data, 'dueBy');
+  const subject = oneLine(`Your ${productTitle} subscription at ${shopName} renews: invoice ${uniqid}`);
+  const body = html`<h1>Your subscription renews</h1>
+    <p>
+      The next period of your <strong>${productTitle}</strong> subscription at ${shopName} is due:
+      <strong>${total} ${currency}</strong> (invoice ${uniqid}).
+    </p>
+    <p><a href="${payUrl}">Pay the invoice</a> before ${dueBy}, or the subscription is paused as past due.</p>
+    <p>Or open this address: ${payUrl}</p>`;
+  const text = [
+    `Your subscription renews`,
+    ``,
+    `The next period of your ${productTitle} subscription at ${shopName} is due: ${total} ${currency} (invoice ${uniqid}).`,
+    ``,
+    `Pay the invoice before ${dueBy}, or the subscription is paused as past due: ${payUrl}`,
+    ``,
+  ].join('\n');
+  return { subject, html: page(subject, body), text };
+}
+
+/** An http(s) URL: it becomes a link, so nothing else (javascript:, data:) may get through. */
+function httpUrl(template: string, data: Record<string, unknown>, field: string): string {
+  const url = str(template, data, field);
+  let protocol: string;
+  try {
+    protocol = new URL(url).protocol;
+  } catch {
+    fail(template, field, 'an absolute URL');
+  }
+  if (protocol !== 'https:' && protocol !== 'http:') fail(template, field, 'an http(s) URL');
+  return url;
+}
+
 function resellerInvitation(data: Record<string, unknown>): RenderedMail {
   const t = 'reseller_invitation';
   const shopName = str(t, data, 'shopName');
-  const inviteUrl = data.inviteUrl === undefined ? undefined : str(t, data, 'inviteUrl');
-  if (inviteUrl !== undefined) {
-    let protocol: string;
-    try {
-      protocol = new URL(inviteUrl).protocol;
-    } catch {
-      fail(t, 'inviteUrl', 'an absolute URL');
-    }
-    if (protocol !== 'https:' && protocol !== 'http:') fail(t, 'inviteUrl', 'an http(s) URL');
-  }
+  const inviteUrl = data.inviteUrl === undefined ? undefined : httpUrl(t, data, 'inviteUrl');
   const subject = oneLine(`${shopName} invites you to become a reseller`);
   const answer = `To accept, answer ${shopName}: the shop then activates your reseller account.`;
   const body =
@@ -255,6 +301,7 @@ function resellerInvitation(data: Record<string, unknown>): RenderedMail {
 
 const renderers: Readonly<Record<MailTemplate, (data: Record<string, unknown>) => RenderedMail>> = {
   receipt,
+  renewal_invoice: renewalInvoice,
   delivery,
   reseller_invitation: resellerInvitation,
 };

@@ -93,7 +93,7 @@ async function eventsOf(shopId: string, type: string, id?: string) {
 const renewalInvoices = (subscriptionId: string) =>
   t.db
     .selectFrom('orders')
-    .select(['id', 'status', 'created_at'])
+    .select(['id', 'uniqid', 'status', 'created_at'])
     .where('subscription_id', '=', subscriptionId)
     .where('flow_type', '=', 'SUBSCRIPTION_RENEWAL')
     .execute();
@@ -175,6 +175,18 @@ test('advanced 35 days: one renewal, the unpaid order voided, the license expire
   const invoiceCreated = await eventsOf(testShop, 'order:created', invoices[0]!.id);
   expect(invoiceCreated).toHaveLength(1);
   expect(invoiceCreated[0]!.livemode).toBe(false);
+  // The buyer is mailed the invoice to pay (once, marked as test mode), sent by the worker on the shop's clock.
+  const invoiceMails = await t.db
+    .selectFrom('outbound_emails')
+    .select(['status', 'subject', 'text', 'created_at'])
+    .where('shop_id', '=', testShop)
+    .where('template', '=', 'renewal_invoice')
+    .execute();
+  expect(invoiceMails).toHaveLength(1);
+  expect(invoiceMails[0]!.status).toBe('RECORDED');
+  expect(invoiceMails[0]!.subject).toMatch(/^\[TEST MODE\] Your .* subscription at .* renews: invoice /);
+  expect(invoiceMails[0]!.text).toContain(`/invoice/${invoices[0]!.uniqid}`);
+  expect(invoiceMails[0]!.created_at.toISOString()).toBe(new Date(START.getTime() + 35 * DAY * 1000).toISOString());
   // The unpaid order voided, once; the license expired; the live shop's order untouched, its clock real.
   expect(await orderStatus(unpaid.id)).toBe('VOIDED');
   expect(await eventsOf(testShop, 'order:voided', unpaid.id)).toHaveLength(1);

@@ -35,6 +35,26 @@ describe('receipt', () => {
   });
 });
 
+test('renewal_invoice names the price of the period and links the invoice to pay; values escaped, the link http(s) only', () => {
+  const data = {
+    shopName: 'Acme & Co',
+    uniqid: 'u-9',
+    productTitle: 'Pro <b>plan</b>',
+    total: '12.00',
+    currency: 'EUR',
+    payUrl: 'https://pay.example/invoice/u-9?x=1&y="2"',
+    dueBy: '2027-01-04T00:00:00.000Z',
+  };
+  const mail = renderMail('renewal_invoice', data);
+  expect(mail.subject).toBe('Your Pro <b>plan</b> subscription at Acme & Co renews: invoice u-9');
+  expect(mail.text).toContain('is due: 12.00 EUR (invoice u-9)');
+  expect(mail.text).toContain('before 2027-01-04T00:00:00.000Z');
+  expect(mail.html).toContain('<a href="https://pay.example/invoice/u-9?x=1&amp;y=&quot;2&quot;">');
+  expect(mail.html).not.toContain('<b>plan');
+  expect(() => renderMail('renewal_invoice', { ...data, payUrl: 'javascript:alert(1)' })).toThrow(MailTemplateError);
+  expect(() => renderMail('renewal_invoice', { ...data, total: 'twelve' })).toThrow(MailTemplateError);
+});
+
 test('delivery lists each item with its delivered lines, escaped', () => {
   const mail = renderMail('delivery', {
     shopName: 'Keys <b>Shop</b>',
@@ -87,7 +107,7 @@ test('an unknown template is a programming error', () => {
     new MailTemplateError('unknown mail template "product-created"'),
   );
   expect(() => renderMail('toString', {})).toThrow(MailTemplateError);
-  expect(mailTemplates).toEqual(['receipt', 'delivery', 'reseller_invitation']);
+  expect(mailTemplates).toEqual(['receipt', 'renewal_invoice', 'delivery', 'reseller_invitation']);
 });
 
 test('data of the wrong shape is refused with the field it is about', () => {

@@ -529,7 +529,7 @@ export interface paths {
         put?: never;
         /**
          * Advance the test clock of a test-mode shop
-         * @description Test mode only. Moves the test shop's clock forward by `seconds` (0 to ten years; it never moves back). What falls due in that time happens as it would after that much real time, run by the background worker on the shop's new time, each once: a monthly subscription advanced 35 days renews once (its invoice, `subscription:renewed`... events and mail), an unpaid order past its expiry is voided, a license past `expires_at` answers `LICENSE_EXPIRED`, and delivery retries fall due. Advancing by 0 changes nothing. Needs full access (`*`): time moves every resource of the test shop. A live credential: 404 `TEST_CLOCK_NOT_FOUND`.
+         * @description Test mode only. Moves the test shop's clock forward by `seconds` (0 to ten years; it never moves back). What falls due in that time happens as it would after that much real time, run by the background worker on the shop's new time, each once: a monthly subscription advanced 35 days renews once (its renewal invoice, its `order:created` event and the invoice mail to the buyer; paying the invoice sends `subscription:renewed`), an unpaid order past its expiry is voided, a license past `expires_at` answers `LICENSE_EXPIRED`, and delivery retries fall due. Advancing by 0 changes nothing. Needs full access (`*`): time moves every resource of the test shop. A live credential: 404 `TEST_CLOCK_NOT_FOUND`.
          */
         post: operations["advanceTestClock"];
         delete?: never;

@@ -19,6 +19,8 @@ import type { SubscriptionRow } from '../../../db/tables';
 import { newId, newUniqid } from '../../ids';
 import type { ShopWrite } from '../../platform/unit-of-work';
 import { orderView } from '../../views/order';
+import { mailDraft } from '../../mail/templates';
+import { decimalString } from '../../platform/money';
 import { subscriptionView } from '../../views/subscription';
 import { priceOrder } from '../catalog/pricing';
 import { addInterval, later, MAX_UNPAID_RENEWALS, RENEWAL_PAYMENT_WINDOW_MS } from './billing';
@@ -168,6 +170,20 @@ async function issueRenewalInvoice(w: ShopWrite, sub: SubscriptionRow, deps: Ren
     status: 'OPEN',
     created_at: now,
   });
-  effects.emit('order:created', orderView(order, items, deps.checkoutBaseUrl));
+  const view = orderView(order, items, deps.checkoutBaseUrl);
+  effects.emit('order:created', view);
+  // The buyer is told, as a subscription platform tells them: the invoice to pay, where, and by when.
+  if (sub.customer_email !== null && view.checkout_url)
+    effects.mail(
+      mailDraft(sub.customer_email, 'renewal_invoice', {
+        shopName: shop.name,
+        uniqid: order.uniqid,
+        productTitle: variant ? `${product.title} (${variant.title})` : product.title,
+        total: decimalString(order.total, order.currency),
+        currency: order.currency,
+        payUrl: view.checkout_url,
+        dueBy: (order.expires_at ?? now).toISOString(),
+      }),
+    );
   return order.id;
 }
