@@ -2259,7 +2259,10 @@ export interface components {
             domain: string;
         };
         AdvanceTestClockRequest: {
-            /** @description How far to move the test clock forward, in seconds (at most ten years at a time). */
+            /**
+             * Format: int32
+             * @description How far to move the test clock forward, in seconds (at most ten years at a time).
+             */
             seconds: number;
         };
         /** @description No affiliate application with this id in this shop. The error envelope (`Error`) with `code` one of `AFFILIATE_APPLICATION_NOT_FOUND`. */
