@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { settings } from './settings';
+import { measureCost, type Cost } from '../helpers/round-trips';
 
 const run = promisify(execFile);
 const root = join(__dirname, '..', '..');
@@ -37,6 +38,8 @@ export interface LoadOptions {
   warmup?: number;
   /** Sample this process's resident memory during the measured run. */
   rssPid?: number;
+  /** Count the statements sent to PostgreSQL and this process's CPU per request (servers in this process). */
+  cost?: boolean;
 }
 
 // The autocannon API in a child process: each request takes the next shot of the list.
@@ -103,6 +106,8 @@ export interface Load {
   p99: number;
   /** Peak resident memory of `rssPid` during the run, MB (when asked). */
   rssMb?: number;
+  /** Round trips to PostgreSQL and CPU ms per request (when asked). */
+  cost?: Cost;
 }
 
 /** A warm-up run, then the measured one; any non-2xx answer or error fails the bench (it measured the wrong thing). */
@@ -112,11 +117,13 @@ export async function load(url: string, key: string, options: LoadOptions = {}):
   if (amount === undefined) await cannon(url, key, options, { offset: 0, duration: settings.warmupSeconds });
   else if (warmup > 0) await cannon(url, key, options, { offset: 0, amount: warmup });
   const rss = options.rssPid === undefined ? undefined : watchRss(options.rssPid);
+  const cost = options.cost ? measureCost() : undefined;
   const r = await cannon(url, key, options, {
     offset: warmup,
     ...(amount ? { amount } : { duration: settings.seconds }),
   });
   const rssMb = rss?.stop();
+  const spent = cost?.stop(r.requests.total);
   if (r.non2xx > 0 || r.errors > 0 || r.timeouts > 0)
     throw new Error(`${url}: ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts`);
   const seconds = (Date.parse(r.finish) - Date.parse(r.start)) / 1000;
@@ -125,6 +132,7 @@ export async function load(url: string, key: string, options: LoadOptions = {}):
     p50: r.latency.p50,
     p99: r.latency.p99,
     ...(rssMb === undefined ? {} : { rssMb }),
+    ...(spent ? { cost: spent } : {}),
   };
 }
 
@@ -162,11 +170,20 @@ export function median(values: number[]): number {
 /** The medians of a scenario's rounds. */
 export function summary(runs: Load[]): Load {
   const rss = runs.flatMap((r) => (r.rssMb === undefined ? [] : [r.rssMb]));
+  const costs = runs.flatMap((r) => (r.cost ? [r.cost] : []));
   return {
     rps: Math.round(median(runs.map((r) => r.rps))),
     p50: median(runs.map((r) => r.p50)),
     p99: median(runs.map((r) => r.p99)),
     ...(rss.length ? { rssMb: Math.max(...rss) } : {}),
+    ...(costs.length
+      ? {
+          cost: {
+            roundTrips: median(costs.map((c) => c.roundTrips)),
+            cpuMs: median(costs.map((c) => c.cpuMs)),
+          },
+        }
+      : {}),
   };
 }
 

@@ -1,0 +1,44 @@
+// What a bench run costs the server besides time: statements sent to PostgreSQL (each one a round trip: pg sends
+// one query per call and waits for its answer) and CPU of this process. Counted by a hook on the driver itself
+// (pg's Client#query, which every pool client, Kysely's included, goes through), not estimated from the code.
+// The servers of the write rows run in this process (the load generator does not), so the process's CPU time
+// during a run is theirs.
+import { Client } from 'pg';
+
+let statements = 0;
+const query = Client.prototype.query as (...args: unknown[]) => unknown;
+(Client.prototype as unknown as { query: (...args: unknown[]) => unknown }).query = function countedQuery(
+  this: Client,
+  ...args: unknown[]
+) {
+  statements++;
+  return query.apply(this, args);
+};
+
+export interface Cost {
+  /** Statements sent to PostgreSQL per request. */
+  roundTrips: number;
+  /** CPU ms of this process (user + system) per request. */
+  cpuMs: number;
+}
+
+/** Starts counting; `stop(requests)` gives the cost per request of what ran in between. */
+export function measureCost(): { stop(requests: number): Cost } {
+  const from = statements;
+  const cpu = process.cpuUsage();
+  return {
+    stop(requests: number): Cost {
+      const used = process.cpuUsage(cpu);
+      const n = Math.max(1, requests);
+      return {
+        roundTrips: Math.round(((statements - from) / n) * 10) / 10,
+        cpuMs: Math.round(((used.user + used.system) / 1000 / n) * 100) / 100,
+      };
+    },
+  };
+}
+
+/** Statements sent so far (for a test that counts one request's round trips). */
+export function statementsSent(): number {
+  return statements;
+}
