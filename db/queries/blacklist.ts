@@ -1,8 +1,8 @@
 // The shop's blacklist: entries (EMAIL, EMAIL_DOMAIN, IP, COUNTRY) and the look-up of those matching a buyer.
-import { sql, type Transaction } from 'kysely';
+import { sql, type RawBuilder, type Transaction } from 'kysely';
 import type { BlacklistEntryRow, Database } from '../tables';
 import { pageOf, type PageRow } from './shop-rows';
-import { inShop, inShopForWrite, type ReadDb, type ShopRow } from './shop-scope';
+import { inShopForWrite, type ShopRow } from './shop-scope';
 
 export type BlacklistPageRow = PageRow<'blacklist_entries'>;
 
@@ -23,37 +23,19 @@ export async function insertBlacklistEntries(
     .execute();
 }
 
-/** What is known of a buyer: each part that is null is not compared. */
-export interface BuyerFacts {
-  /** Lower-cased. */
-  email: string;
-  /** Upper-cased ISO 3166-1 alpha-2. */
-  country: string | null;
-  /** A normalised IP address. */
+/**
+ * Whether a row of `blacklist_entries` (its columns unqualified) matches a buyer: its email, the email's domain
+ * (after the last `@`), its country, its IP address within the entry's network. The one definition of the rule in
+ * SQL: given expressions, so a statement can match a buyer it is writing (src/domain/customers/buyers.ts).
+ */
+export function blacklistMatches(buyer: {
+  email: RawBuilder<unknown>;
+  country: RawBuilder<unknown>;
   ip: string | null;
-}
-
-/** The shop's entries that match the buyer (oldest first): its email, its email's domain, its country, its IP. */
-export async function blacklistEntriesMatching(
-  db: ReadDb,
-  shopId: string,
-  buyer: BuyerFacts,
-): Promise<BlacklistEntryRow[]> {
-  const domain = buyer.email.slice(buyer.email.lastIndexOf('@') + 1);
-  return inShop(db, shopId)
-    .selectFrom('blacklist_entries')
-    .selectAll()
-    .where((eb) =>
-      eb.or([
-        eb.and([eb('type', '=', 'EMAIL'), eb('value', '=', buyer.email)]),
-        eb.and([eb('type', '=', 'EMAIL_DOMAIN'), eb('value', '=', domain)]),
-        ...(buyer.country === null ? [] : [eb.and([eb('type', '=', 'COUNTRY'), eb('value', '=', buyer.country)])]),
-        ...(buyer.ip === null
-          ? []
-          : [eb.and([eb('type', '=', 'IP'), sql<boolean>`${sql.ref('network')} >>= ${buyer.ip}::inet`])]),
-      ]),
-    )
-    .orderBy('created_at')
-    .orderBy('id')
-    .execute();
+}): RawBuilder<boolean> {
+  const ip = buyer.ip === null ? sql`false` : sql`(type = 'IP' and network >>= ${buyer.ip}::inet)`;
+  return sql<boolean>`((type = 'EMAIL' and value = (${buyer.email})::text)
+    or (type = 'EMAIL_DOMAIN' and value = substring((${buyer.email})::text from '[^@]*$'))
+    or (type = 'COUNTRY' and value = (${buyer.country})::text)
+    or ${ip})`;
 }

@@ -1,7 +1,9 @@
 // Customers of a shop (with their wallet and affiliate columns) and their computed figures.
 import { CompiledQuery, sql, type Transaction } from 'kysely';
 import type { CustomerFigures, CustomerRow, Database } from '../tables';
+import { blacklistMatches } from './blacklist';
 import { chunks, insertChunkRows } from './chunks';
+import { activeResellerByEmailQuery } from './resellers';
 import { applyKeyset, keysetParameters, keysetShape, type Keyset } from './keyset';
 import { inShop, inShopForWrite, type ReadDb, type ShopRow } from './shop-scope';
 
@@ -135,6 +137,61 @@ export async function customerByEmailForUpdate(
     .where('email', '=', email)
     .forUpdate()
     .executeTakeFirst();
+}
+
+/** What a write learns of its buyer in the statement that finds or creates it (`upsertBuyer`). */
+export interface BuyerUpsert {
+  customer: CustomerAccountRow;
+  /** The row was made by this statement. */
+  created: boolean;
+  /** An entry of the shop's blacklist matches the buyer (when `blacklist` was asked). */
+  blocked: boolean;
+  /** The buyer's ACTIVE reseller and its tier percent (when `reseller` was asked). */
+  reseller: { id: string; tier_discount_percent: string } | undefined;
+}
+
+/**
+ * The customer with this email, created from `row` when there is none, in one statement: inserted, or else the
+ * existing row locked (`on conflict … do update`, which also finds a row another transaction has just committed),
+ * returned with its figures and, as asked, whether the blacklist matches the buyer (`country` null: the customer's
+ * own; `ip` null: none sent) and the buyer's ACTIVE reseller (held FOR SHARE).
+ */
+export async function upsertBuyer(
+  trx: Transaction<Database>,
+  shopId: string,
+  row: NewCustomer,
+  ask: { blacklist?: { country: string | null; ip: string | null }; reseller?: boolean },
+): Promise<BuyerUpsert> {
+  const upsert = inShopForWrite(trx, shopId)
+    .insertInto('customers', row)
+    .onConflict((oc) => oc.columns(['shop_id', 'email']).doUpdateSet((eb) => ({ email: eb.ref('excluded.email') })))
+    .returningAll();
+  const blocked = ask.blacklist
+    ? sql<boolean>`exists (select 1 from blacklist_entries where shop_id = customers.shop_id and ${blacklistMatches({
+        email: sql`customers.email`,
+        country: sql`upper(coalesce(${ask.blacklist.country}, customers.country))`,
+        ip: ask.blacklist.ip,
+      })})`
+    : sql<boolean>`false`;
+  const reseller = ask.reseller
+    ? sql`left join lateral (${activeResellerByEmailQuery(trx, shopId, row.email)}) reseller on true`
+    : sql`left join lateral (select null::text as id, null::numeric as tier_discount_percent) reseller on true`;
+  const { rows } = await sql<
+    CustomerAccountRow & { buyer_blocked: boolean; reseller_id: string | null; reseller_percent: string | null }
+  >`with customers as (${upsert})
+    select customers.*, ${figures.total_spent} as total_spent, ${figures.total_orders} as total_orders,
+      ${figures.blacklisted} as blacklisted, ${blocked} as buyer_blocked,
+      reseller.id as reseller_id, reseller.tier_discount_percent as reseller_percent
+    from customers ${reseller}`.execute(trx);
+  const found = rows[0];
+  if (!found) throw new Error(`customer ${row.email} vanished between insert and read`);
+  const { buyer_blocked, reseller_id, reseller_percent, ...customer } = found;
+  return {
+    customer,
+    created: customer.id === row.id,
+    blocked: buyer_blocked,
+    reseller: reseller_id === null ? undefined : { id: reseller_id, tier_discount_percent: reseller_percent! },
+  };
 }
 
 /** Inserts the customer unless the email is taken (a concurrent order created it); returns the row if inserted. */

@@ -1,5 +1,5 @@
 // Orders (invoices) and their line items.
-import type { Transaction } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import type { Database, OrderItemRow, OrderRow } from '../tables';
 import { inShop, inShopForWrite, type ReadDb, type ShopRow } from './shop-scope';
 
@@ -18,6 +18,39 @@ export async function insertOrderItems(
 ): Promise<OrderItemRow[]> {
   if (rows.length === 0) return [];
   return inShopForWrite(trx, shopId).insertInto('order_items', rows).returningAll().execute();
+}
+
+/**
+ * An order and its items written by one statement (the items' foreign key to the order is checked at its end),
+ * both returned. The items come back as JSON, so what JSON would change is restored: amounts as their exact
+ * decimal text (never a binary float), timestamps as dates. test/orders/order-insert.test.ts compares them with
+ * the rows read back.
+ */
+export async function insertOrderWithItems(
+  trx: Transaction<Database>,
+  shopId: string,
+  order: ShopRow<'orders'>,
+  items: ShopRow<'order_items'>[],
+): Promise<{ order: OrderRow; items: OrderItemRow[] }> {
+  const scope = inShopForWrite(trx, shopId);
+  if (items.length === 0) return { order: await insertOrder(trx, shopId, order), items: [] };
+  const { rows } = await sql<
+    OrderRow & { items_json: (OrderItemRow & { delivered_at: string | null; created_at: string })[] }
+  >`
+    with o as (${scope.insertInto('orders', order).returningAll()}),
+      i as (${scope.insertInto('order_items', items).returningAll()})
+    select o.*, (select json_agg(to_jsonb(i) || jsonb_build_object('unit_price', i.unit_price::text,
+        'quantity_discount', i.quantity_discount::text, 'total', i.total::text) order by i.position) from i) as items_json
+    from o`.execute(trx);
+  const { items_json, ...inserted } = rows[0]!;
+  return {
+    order: inserted,
+    items: items_json.map((i) => ({
+      ...i,
+      created_at: new Date(i.created_at),
+      delivered_at: i.delivered_at === null ? null : new Date(i.delivered_at),
+    })),
+  };
 }
 
 export async function orderById(db: ReadDb, shopId: string, id: string): Promise<OrderRow | undefined> {

@@ -108,7 +108,9 @@ export async function setProductStock(
 
 /**
  * The products, locked in id order (every writer that locks several products takes them in this order, so two
- * orders over the same products never deadlock).
+ * orders over the same products never deadlock). `FOR NO KEY UPDATE`: what a change of stock or status needs, and
+ * it does not wait for an order that only holds the product from being deleted (`productsForOrder`): a completion
+ * paid by a wallet, holding its buyer, would otherwise deadlock with another order of that buyer holding the product.
  */
 export async function productsByIdsForUpdate(
   trx: Transaction<Database>,
@@ -121,9 +123,157 @@ export async function productsByIdsForUpdate(
     .selectAll()
     .where('id', 'in', ids)
     .orderBy('id')
-    .forUpdate()
+    .forNoKeyUpdate()
     .execute();
   return new Map(rows.map((r) => [r.id, r]));
+}
+
+/** A product as an order line reads it, with which catalog extras it has (so an order reads only those). */
+export type OrderProductRow = ProductRow & {
+  has_variants: boolean;
+  has_fields: boolean;
+  has_addons: boolean;
+  has_tiers: boolean;
+};
+
+/** What an order is priced with from its shop: the currency a new buyer's wallet opens in, and the tax. */
+export interface OrderShopTerms {
+  currency: string;
+  tax_rate: string;
+  tax_inclusive: boolean;
+}
+
+/**
+ * What an order needs of its products and shop, in one statement: the products (by id), whether each has variants,
+ * variant fields, enabled add-ons and enabled quantity deals (most have none, and then nothing more is read), and
+ * the shop's currency and tax. `FOR KEY SHARE` keeps the products from being deleted under the order without
+ * blocking other orders, price edits or stock changes: the stock is taken later by a conditional update
+ * (`takeStock`), the only moment a product's row is held exclusively. No product found: no shop terms either.
+ */
+export async function productsForOrder(
+  trx: Transaction<Database>,
+  shopId: string,
+  ids: readonly string[],
+): Promise<{ products: Map<string, OrderProductRow>; shop: OrderShopTerms | undefined }> {
+  if (ids.length === 0) return { products: new Map(), shop: undefined };
+  const { rows } = await sql<
+    OrderProductRow & { shop_currency: string; shop_tax_rate: string; shop_tax_inclusive: boolean }
+  >`
+    select p.*,
+      exists (select 1 from product_variants v where v.shop_id = p.shop_id and v.product_id = p.id) as has_variants,
+      exists (select 1 from product_variant_fields f where f.shop_id = p.shop_id and f.product_id = p.id) as has_fields,
+      exists (select 1 from addon_products ap join addons a on a.shop_id = ap.shop_id and a.id = ap.addon_id
+        where ap.shop_id = p.shop_id and ap.product_id = p.id and a.enabled) as has_addons,
+      exists (select 1 from quantity_deal_products dp join quantity_deals d on d.shop_id = dp.shop_id and d.id = dp.deal_id
+        where dp.shop_id = p.shop_id and dp.product_id = p.id and d.enabled) as has_tiers,
+      s.currency as shop_currency, s.tax_rate as shop_tax_rate, s.tax_inclusive as shop_tax_inclusive
+    from products p join shops s on s.id = p.shop_id
+    where p.shop_id = ${shopId} and p.id = any(${[...ids]}::text[])
+    order by p.id
+    for key share of p`.execute(trx);
+  const first = rows[0];
+  const products = new Map<string, OrderProductRow>();
+  for (const { shop_currency: _c, shop_tax_rate: _r, shop_tax_inclusive: _i, ...product } of rows)
+    products.set(product.id, product);
+  return {
+    products,
+    shop: first && {
+      currency: first.shop_currency,
+      tax_rate: first.shop_tax_rate,
+      tax_inclusive: first.shop_tax_inclusive,
+    },
+  };
+}
+
+/** A product's stock after a change, with what its low-stock warning needs. */
+export interface ProductStockAfter {
+  id: string;
+  title: string;
+  stock: number;
+  quantity_warning: number;
+}
+
+/**
+ * Takes `quantity` from a counted stock (product or variant) if that much is left, in one statement: the row is
+ * held only for this update, and two orders racing for the last units cannot both get them (the second update
+ * sees the first's result and matches no row). Undefined when not enough is left, or the stock is unlimited (-1).
+ */
+export async function takeStock(
+  trx: Transaction<Database>,
+  shopId: string,
+  target: { productId: string; variantId: string | null },
+  quantity: number,
+): Promise<ProductStockAfter | { stock: number } | undefined> {
+  const scope = inShopForWrite(trx, shopId);
+  if (target.variantId !== null)
+    return scope
+      .updateTable('product_variants')
+      .set((eb) => ({ stock: sql<number>`${eb.ref('stock')} - ${quantity}` }))
+      .where('id', '=', target.variantId)
+      .where('stock', '<>', -1)
+      .where('stock', '>=', quantity)
+      .returning('stock')
+      .executeTakeFirst();
+  return scope
+    .updateTable('products')
+    .set((eb) => ({ stock: sql<number>`${eb.ref('stock')} - ${quantity}`, updated_at: sql<Date>`now()` }))
+    .where('id', '=', target.productId)
+    .where('stock', '<>', -1)
+    .where('stock', '>=', quantity)
+    .returning(['id', 'title', 'stock', 'quantity_warning'])
+    .executeTakeFirst();
+}
+
+/** A counted stock as it is now (product or variant; -1 unlimited), or undefined when the row is gone. */
+export async function currentStock(
+  db: ReadDb,
+  shopId: string,
+  target: { productId: string; variantId: string | null },
+): Promise<number | undefined> {
+  const row =
+    target.variantId !== null
+      ? await inShop(db, shopId)
+          .selectFrom('product_variants')
+          .select('stock')
+          .where('id', '=', target.variantId)
+          .executeTakeFirst()
+      : await inShop(db, shopId)
+          .selectFrom('products')
+          .select('stock')
+          .where('id', '=', target.productId)
+          .executeTakeFirst();
+  return row?.stock;
+}
+
+/**
+ * Sets a SERIALS product's stock to its count of available serials, under the product's row lock: taken first,
+ * by a statement of its own, so that the count (the next statement, with a fresh snapshot) sees every reservation
+ * committed before the lock was granted; the last order to count counts every one. Returns the stock before and
+ * after.
+ */
+export async function recountSerialStock(
+  trx: Transaction<Database>,
+  shopId: string,
+  productId: string,
+): Promise<{ before: number; product: ProductStockAfter } | undefined> {
+  const locked = await inShop(trx, shopId)
+    .selectFrom('products')
+    .select('stock')
+    .where('id', '=', productId)
+    .forNoKeyUpdate()
+    .executeTakeFirst();
+  if (!locked) return undefined;
+  const product = await inShopForWrite(trx, shopId)
+    .updateTable('products')
+    .set({
+      stock: sql<number>`(select count(*) from product_serials s where s.shop_id = products.shop_id
+        and s.product_id = products.id and s.variant_id is null and s.status = 'available')::integer`,
+      updated_at: sql<Date>`now()`,
+    })
+    .where('id', '=', productId)
+    .returning(['id', 'title', 'stock', 'quantity_warning'])
+    .executeTakeFirstOrThrow();
+  return { before: locked.stock, product };
 }
 
 /** Changes a counted stock (product or variant; -1 means unlimited and is left alone) by `delta`. */

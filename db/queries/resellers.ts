@@ -255,14 +255,15 @@ export async function resellerCount(db: ReadDb, shopId: string, filter: Reseller
 }
 
 /** The ACTIVE reseller with this (lower-cased) email, with its tier's percent: whom wholesale pricing is for. */
+/** The ACTIVE reseller with this (lower-cased) email and its tier, held (FOR SHARE) until the write commits. */
+export function activeResellerByEmailQuery(db: ReadDb, shopId: string, email: string) {
+  return withTier(db, shopId).where('r.email', '=', email).where('r.status', '=', 'ACTIVE').forShare();
+}
+
 export async function activeResellerByEmail(
   trx: Transaction<Database>,
   shopId: string,
   email: string,
 ): Promise<ResellerWithTier | undefined> {
-  return withTier(trx, shopId)
-    .where('r.email', '=', email)
-    .where('r.status', '=', 'ACTIVE')
-    .forShare()
-    .executeTakeFirst();
+  return activeResellerByEmailQuery(trx, shopId, email).executeTakeFirst();
 }

@@ -104,7 +104,10 @@ export async function reserveSerials(
     .orderBy('created_at')
     .orderBy('id')
     .limit(n)
-    .forUpdate();
+    // Orders reserving the same product at once take different serials instead of queueing for the first ones
+    // (nothing else holds the product for them): a serial another order holds is skipped, not waited for.
+    .forUpdate()
+    .skipLocked();
   const result = await inShopForWrite(trx, shopId)
     .updateTable('product_serials')
     .set({ status: 'reserved', order_item_id: orderItemId })

@@ -649,6 +649,70 @@ describe('races (real PostgreSQL)', () => {
     }
   });
 
+  pgOnly(
+    '40 buyers race for the last units of a counted stock, a variant and both in one order: never oversold',
+    async () => {
+      // Nothing holds the product while an order is checked: the stock is taken by one conditional update at the
+      // end, so this race is decided there, and must be decided the same way as when the row was locked throughout.
+      const p = await product(shopA, { title: 'Counted', type: 'SERVICE', stock: 10 });
+      const v = await product(shopA, {
+        title: 'Sized',
+        type: 'SERVICE',
+        variants: [{ title: 'L', price: '3.00', stock: 6 }],
+      });
+      const large = (
+        await t.db.selectFrom('product_variants').select('id').where('product_id', '=', v).executeTakeFirstOrThrow()
+      ).id;
+      const before = await world();
+      const results = await Promise.all(
+        Array.from({ length: 40 }, (_, i) =>
+          createOrder({
+            email: `counted${i}@race.example`,
+            items:
+              i % 3 === 0
+                ? [
+                    { product_id: p, quantity: 1 },
+                    { product_id: v, variant_id: large, quantity: 1 },
+                  ]
+                : i % 3 === 1
+                  ? [{ product_id: p, quantity: 2 }]
+                  : [{ product_id: v, variant_id: large, quantity: 1 }],
+          }),
+        ),
+      );
+      const ok = results.filter((r) => r.status === 201);
+      const refused = results.filter((r) => r.status !== 201);
+      expect(refused.every((r) => r.status === 400 && r.body.error.code === 'OUT_OF_STOCK')).toBe(true);
+      // What the created orders hold, as stored (the item view names the variant by title only).
+      const held = await t.db
+        .selectFrom('order_items')
+        .select(['product_id', 'variant_id', 'quantity'])
+        .where(
+          'order_id',
+          'in',
+          ok.map((r) => r.body.data.id as string),
+        )
+        .execute();
+      const taken = (id: string, variant?: string) =>
+        held
+          .filter((i) => i.product_id === id && (variant === undefined || i.variant_id === variant))
+          .reduce((n, i) => n + i.quantity, 0);
+      const stock = await t.db.selectFrom('products').select('stock').where('id', '=', p).executeTakeFirstOrThrow();
+      const variantStock = await t.db
+        .selectFrom('product_variants')
+        .select('stock')
+        .where('id', '=', large)
+        .executeTakeFirstOrThrow();
+      // Every unit sold is a unit gone, none twice, and a refusal took nothing: what was sold plus what is left is
+      // what there was; and the race ran the stock down (a refused buyer was refused because too little was left).
+      expect([taken(p) + stock.stock, taken(v, large) + variantStock.stock]).toEqual([10, 6]);
+      expect([0, 1]).toContain(stock.stock);
+      expect(variantStock.stock).toBe(0);
+      const after = await world();
+      expect(after.orders - before.orders).toBe(ok.length);
+    },
+  );
+
   pgOnly('30 buyers race for the last 10 serials: at most 10 orders, no serial delivered twice', async () => {
     const p = await product(shopA, { title: 'Last ten', type: 'SERIALS', serials: serials(10, 'LT') });
     const buyers = await Promise.all(

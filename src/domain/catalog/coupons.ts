@@ -13,7 +13,7 @@ import type { CursorList } from '../../platform/cursor-list';
 import type { ListSpec } from '../../platform/list-query';
 import { couponValue, couponView, type CouponView } from '../../views/coupon';
 import { jsonAmount } from '../../platform/money';
-import { checkLineExtras, loadLineCatalog, pricingTerms, type LineExtras } from './line-extras';
+import { allExtrasOf, checkLineExtras, loadLineCatalog, pricingTerms, type LineExtras } from './line-extras';
 import { priceOrder, type CouponTerms, type PricedLine } from './pricing';
 
 export interface UsableCoupon {
@@ -177,7 +177,7 @@ async function cartLines(
     if (product) found.set(id, product);
   }
   const variants = await products.variantsByProduct(db, shopId, [...found.keys()]);
-  const catalog = await loadLineCatalog(db, shopId, [...found.keys()]);
+  const catalog = await loadLineCatalog(db, shopId, allExtrasOf([...found.keys()]));
   let currency: string | undefined;
   const lines = items.map((item, i): PricedLine => {
     const product = found.get(item.product_id);

@@ -40,14 +40,27 @@ function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
   else map.set(key, [value]);
 }
 
-/** The variant fields (with options), enabled add-ons and enabled deals' tiers of these products, in three queries. */
-export async function loadLineCatalog(
-  trx: ReadDb,
-  shopId: string,
-  productIds: readonly string[],
-): Promise<LineCatalog> {
+/** Which products to read each kind of extra for (an order knows which of its products have any). */
+export interface ExtrasWanted {
+  fields: readonly string[];
+  addons: readonly string[];
+  tiers: readonly string[];
+}
+
+/** The same products for every kind of extra. */
+export const allExtrasOf = (productIds: readonly string[]): ExtrasWanted => ({
+  fields: productIds,
+  addons: productIds,
+  tiers: productIds,
+});
+
+/**
+ * The variant fields (with options), enabled add-ons and enabled deals' tiers of these products: a query per kind
+ * asked for, none for a kind no product has.
+ */
+export async function loadLineCatalog(trx: ReadDb, shopId: string, wanted: ExtrasWanted): Promise<LineCatalog> {
   const catalog: LineCatalog = { fields: new Map(), addons: new Map(), tiers: new Map() };
-  const fieldRows = await fields.variantFieldsOfProducts(trx, shopId, productIds);
+  const fieldRows = await fields.variantFieldsOfProducts(trx, shopId, wanted.fields);
   const optionRows = await fields.optionsOfVariantFields(
     trx,
     shopId,
@@ -56,11 +69,11 @@ export async function loadLineCatalog(
   const optionsByField = new Map<string, VariantFieldOptionRow[]>();
   for (const o of optionRows) push(optionsByField, o.field_id, o);
   for (const f of fieldRows) push(catalog.fields, f.product_id, { field: f, options: optionsByField.get(f.id) ?? [] });
-  for (const a of await addons.enabledAddonsOfProducts(trx, shopId, productIds)) {
+  for (const a of await addons.enabledAddonsOfProducts(trx, shopId, wanted.addons)) {
     const { product_id, ...addon } = a;
     push(catalog.addons, product_id, addon);
   }
-  for (const t of await deals.enabledTiersOfProducts(trx, shopId, productIds))
+  for (const t of await deals.enabledTiersOfProducts(trx, shopId, wanted.tiers))
     push(catalog.tiers, t.product_id, {
       dealId: t.deal_id,
       minQuantity: t.min_quantity,

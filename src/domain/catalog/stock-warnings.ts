@@ -16,20 +16,16 @@ export function crossesStockWarning(before: number, after: number, warning: numb
   return warning > 0 && before !== -1 && after !== -1 && before > warning && after <= warning;
 }
 
-/**
- * Emits `product:stock_low` for each product whose stock the change took across its warning level. `drawn`: what
- * the change drew on (e.g. an order's lines), each product with its stock as read under its row lock before it.
- */
-export async function warnOfLowStock(
-  w: ShopWrite,
-  drawn: readonly { product: { id: string; stock: number } }[],
-): Promise<void> {
-  const stockBefore = new Map<string, number>();
-  for (const { product } of drawn) if (!stockBefore.has(product.id)) stockBefore.set(product.id, product.stock);
-  const current = await productStocksByIds(w.trx, w.shopId, [...stockBefore.keys()].sort());
-  for (const [id, was] of stockBefore) {
-    const p = current.get(id);
-    if (!p || !crossesStockWarning(was, p.stock, p.quantity_warning)) continue;
+/** A product's stock before a change and the product after it (title, stock, warning level). */
+export interface StockChange {
+  before: number;
+  product: { id: string; title: string; stock: number; quantity_warning: number };
+}
+
+/** Emits `product:stock_low` for each change that took its product's stock across its warning level. */
+export function warnOfStockChanges(w: ShopWrite, changes: readonly StockChange[]): void {
+  for (const { before, product: p } of changes) {
+    if (!crossesStockWarning(before, p.stock, p.quantity_warning)) continue;
     const data: StockLowData = {
       product_id: p.id,
       title: p.title,
@@ -38,4 +34,24 @@ export async function warnOfLowStock(
     };
     w.effects.emit('product:stock_low', data);
   }
+}
+
+/**
+ * Emits `product:stock_low` for each product whose stock the change took across its warning level. `drawn`: what
+ * the change drew on, each product with its stock as read under its row lock before it; the stock after is read.
+ */
+export async function warnOfLowStock(
+  w: ShopWrite,
+  drawn: readonly { product: { id: string; stock: number } }[],
+): Promise<void> {
+  const stockBefore = new Map<string, number>();
+  for (const { product } of drawn) if (!stockBefore.has(product.id)) stockBefore.set(product.id, product.stock);
+  const current = await productStocksByIds(w.trx, w.shopId, [...stockBefore.keys()].sort());
+  warnOfStockChanges(
+    w,
+    [...stockBefore].flatMap(([id, before]) => {
+      const product = current.get(id);
+      return product ? [{ before, product }] : [];
+    }),
+  );
 }

@@ -4,7 +4,6 @@
 // operator (`cli blacklist add`) and by fixtures; the API lists them (GET /blacklist).
 import ipaddr from 'ipaddr.js';
 import * as blacklist from '../../../db/queries/blacklist';
-import type { ReadDb } from '../../../db/queries/shop-scope';
 import type { BlacklistEntryRow, BlacklistEntryType } from '../../../db/tables';
 import { ApiError, ValidationError } from '../../errors';
 import { newId } from '../../ids';
@@ -108,15 +107,7 @@ export interface Buyer {
   ip?: string | null;
 }
 
-/**
- * Refuses (400 BUYER_BLOCKED) a buyer matched by an entry: its email, its email's domain, its country (the one
- * sent, else the customer's), or its IP address. The message does not say which entry matched.
- */
-export async function refuseBlacklistedBuyer(db: ReadDb, shopId: string, buyer: Buyer): Promise<void> {
-  const matches = await blacklist.blacklistEntriesMatching(db, shopId, {
-    email: buyer.email.toLowerCase(),
-    country: buyer.country ? buyer.country.toUpperCase() : null,
-    ip: buyer.ip ? canonicalIp(buyer.ip) : null,
-  });
-  if (matches.length > 0) throw new ApiError('BUYER_BLOCKED', 'The shop does not accept orders from this buyer.');
+/** The refusal of a buyer the blacklist matches: it says no more than that (not which entry). */
+export function buyerBlocked(): ApiError {
+  return new ApiError('BUYER_BLOCKED', 'The shop does not accept orders from this buyer.');
 }

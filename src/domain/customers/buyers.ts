@@ -4,8 +4,9 @@ import type { CustomerRow } from '../../../db/tables';
 import { ValidationError } from '../../errors';
 import type { ShopWrite } from '../../platform/unit-of-work';
 import { customerView } from '../../views/customer';
-import { canonicalIp, refuseBlacklistedBuyer } from './blacklist';
-import { customerForEmail } from './customers';
+import { upsertBuyer, type BuyerUpsert } from '../../../db/queries/customers';
+import { buyerBlocked, canonicalIp } from './blacklist';
+import { newCustomerRow } from './customers';
 
 export interface BuyerFacts {
   email: string;
@@ -21,14 +22,27 @@ export interface BuyerFacts {
  * the refusal rolls back the customer row it may have created.
  */
 export async function admitBuyer(w: ShopWrite, shop: { currency: string }, facts: BuyerFacts): Promise<CustomerRow> {
-  if (facts.ipAddress !== undefined && canonicalIp(facts.ipAddress) === null)
+  return (await admitOrderBuyer(w, shop, facts, { reseller: false })).customer;
+}
+
+/**
+ * `admitBuyer`, and with `reseller` the buyer's ACTIVE reseller (what src/domain/resellers prices a wholesale order
+ * with), found by the same statement: an order learns all it needs of its buyer in one round trip.
+ */
+export async function admitOrderBuyer(
+  w: ShopWrite,
+  shop: { currency: string },
+  facts: BuyerFacts,
+  ask: { reseller: boolean },
+): Promise<{ customer: CustomerRow; reseller: BuyerUpsert['reseller'] }> {
+  const ip = facts.ipAddress === undefined ? null : canonicalIp(facts.ipAddress);
+  if (facts.ipAddress !== undefined && ip === null)
     throw new ValidationError([{ field: 'ip_address', message: 'must be an IPv4 or IPv6 address' }]);
-  const { customer, created } = await customerForEmail(w, shop, facts.email);
-  await refuseBlacklistedBuyer(w.trx, w.shopId, {
-    email: facts.email,
-    country: facts.country ?? customer.country,
-    ip: facts.ipAddress ?? null,
+  const found = await upsertBuyer(w.trx, w.shopId, newCustomerRow(shop, { email: facts.email }, w.now), {
+    blacklist: { country: facts.country ?? null, ip },
+    reseller: ask.reseller,
   });
-  if (created) w.effects.emit('customer:created', customerView(customer, { referredCustomers: 0 }));
-  return customer;
+  if (found.blocked) throw buyerBlocked();
+  if (found.created) w.effects.emit('customer:created', customerView(found.customer, { referredCustomers: 0 }));
+  return { customer: found.customer, reseller: found.reseller };
 }

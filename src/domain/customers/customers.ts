@@ -122,13 +122,11 @@ export async function customerForEmail(
   shop: { currency: string },
   email: string,
 ): Promise<{ customer: customers.CustomerAccountRow; created: boolean }> {
-  const { trx, shopId } = w;
-  const lower = email.toLowerCase();
-  const inserted = await customers.insertCustomerIfAbsent(trx, shopId, newCustomerRow(shop, { email: lower }, w.now));
-  const row = inserted ?? (await customers.customerByEmailForUpdate(trx, shopId, lower));
-  if (!row) throw new Error(`customer ${lower} vanished between insert and read`);
-  // The figures are computed (db/queries/customers.ts), so the row carries them for views and events.
-  const figures = await customers.customerFigures(trx, shopId, row.id);
-  if (!figures) throw new Error(`customer ${lower} vanished`);
-  return { customer: { ...row, ...figures }, created: inserted !== undefined };
+  const { customer, created } = await customers.upsertBuyer(
+    w.trx,
+    w.shopId,
+    newCustomerRow(shop, { email: email.toLowerCase() }, w.now),
+    {},
+  );
+  return { customer, created };
 }

@@ -6,8 +6,7 @@ import * as coupons from '../../../db/queries/coupons';
 import * as orders from '../../../db/queries/orders';
 import * as products from '../../../db/queries/products';
 import * as serials from '../../../db/queries/serials';
-import { shopById } from '../../../db/queries/shops';
-import type { OrderRow, ProductRow, ProductVariantRow } from '../../../db/tables';
+import type { OrderRow, ProductVariantRow } from '../../../db/tables';
 import type { components } from '../../generated/api-types';
 import { ApiError, NotFoundError, ValidationError } from '../../errors';
 import { newId, newUniqid } from '../../ids';
@@ -18,11 +17,11 @@ import { BALANCE_GATEWAY, holdWalletForOrder } from './wallet-orders';
 import { completeInvoice, type CompletionDeps } from './completion';
 import { requireActiveGateway } from '../payments/gateways';
 import { priceOrder } from '../catalog/pricing';
-import { wholesaleColumns, wholesaleFor } from '../resellers/reseller-orders';
-import { admitBuyer } from '../customers/buyers';
+import { wholesaleColumns, wholesaleOf } from '../resellers/reseller-orders';
+import { admitOrderBuyer } from '../customers/buyers';
 import { couponDiscount, usableCoupon } from '../catalog/coupons';
 import { checkLineExtras, extrasColumns, loadLineCatalog, pricingTerms, type LineExtras } from '../catalog/line-extras';
-import { warnOfLowStock } from '../catalog/stock-warnings';
+import { warnOfStockChanges, type StockChange } from '../catalog/stock-warnings';
 
 export type CreateOrderInput = components['schemas']['CreateOrderRequest'];
 
@@ -35,7 +34,7 @@ export interface OrderDeps {
 
 interface Line {
   index: number;
-  product: ProductRow;
+  product: products.OrderProductRow;
   variant: ProductVariantRow | null;
   quantity: number;
   deliveryInstructions: string | null;
@@ -45,10 +44,8 @@ interface Line {
 
 export async function createOrder(w: ShopWrite, input: CreateOrderInput, deps: OrderDeps): Promise<OrderView> {
   const { trx, shopId, effects, now } = w;
-  const shop = await shopById(trx, shopId);
-  if (!shop) throw new Error(`shop ${shopId} vanished`);
   const gateway = input.gateway === undefined ? null : await requireActiveGateway(trx, shopId, input.gateway);
-  const lines = await checkedLines(w, input.items);
+  const { lines, shop } = await checkedLines(w, input.items);
   const currency = lines[0]!.product.currency;
   lines.forEach((l) => {
     if (l.product.currency !== currency)
@@ -74,10 +71,16 @@ export async function createOrder(w: ShopWrite, input: CreateOrderInput, deps: O
     );
 
   const email = input.email.toLowerCase();
-  const customer = await admitBuyer(w, shop, { email, country: input.country, ipAddress: input.ip_address });
+  const buyer = await admitOrderBuyer(
+    w,
+    shop,
+    { email, country: input.country, ipAddress: input.ip_address },
+    { reseller: true },
+  );
+  const customer = buyer.customer;
   const attribution = await orderAttribution(w, customer, input.affiliate_code);
   // An ACTIVE reseller buys at its tier's wholesale percent (src/domain/resellers/reseller-orders.ts).
-  const wholesale = await wholesaleFor(w, email);
+  const wholesale = wholesaleOf(buyer.reseller);
 
   const totals = priceOrder(
     lines.map((l) => ({
@@ -92,40 +95,41 @@ export async function createOrder(w: ShopWrite, input: CreateOrderInput, deps: O
     wholesale?.reseller_discount_percent ?? null,
   );
 
-  const inserted = await orders.insertOrder(trx, shopId, {
-    id: newId('ord'),
-    uniqid: newUniqid(),
-    kind: 'ORDER',
-    customer_id: customer.id,
-    customer_email: email,
-    ...attribution,
-    ...wholesaleColumns(wholesale),
-    currency,
-    status: 'PENDING',
-    status_details: 'Awaiting payment',
-    payment_status: 'PENDING',
-    gateway: gateway?.code ?? null,
-    flow_type: 'DEVELOPER',
-    subtotal: totals.subtotal,
-    discount: totals.discount,
-    tax: totals.tax,
-    tax_percentage: shop.tax_rate,
-    tax_inclusive: shop.tax_inclusive,
-    total: totals.total,
-    coupon_id: coupon?.row.id ?? null,
-    custom_fields: input.custom_fields === undefined ? null : JSON.stringify(input.custom_fields),
-    is_developer_invoice: true,
-    developer_title: input.title ?? null,
-    expires_at: new Date(now.getTime() + deps.orderTtlMinutes * 60_000),
-    created_at: now,
-    updated_at: now,
-  });
-  const items = await orders.insertOrderItems(
+  const orderId = newId('ord');
+  const written = await orders.insertOrderWithItems(
     trx,
     shopId,
+    {
+      id: orderId,
+      uniqid: newUniqid(),
+      kind: 'ORDER',
+      customer_id: customer.id,
+      customer_email: email,
+      ...attribution,
+      ...wholesaleColumns(wholesale),
+      currency,
+      status: 'PENDING',
+      status_details: 'Awaiting payment',
+      payment_status: 'PENDING',
+      gateway: gateway?.code ?? null,
+      flow_type: 'DEVELOPER',
+      subtotal: totals.subtotal,
+      discount: totals.discount,
+      tax: totals.tax,
+      tax_percentage: shop.tax_rate,
+      tax_inclusive: shop.tax_inclusive,
+      total: totals.total,
+      coupon_id: coupon?.row.id ?? null,
+      custom_fields: input.custom_fields === undefined ? null : JSON.stringify(input.custom_fields),
+      is_developer_invoice: true,
+      developer_title: input.title ?? null,
+      expires_at: new Date(now.getTime() + deps.orderTtlMinutes * 60_000),
+      created_at: now,
+      updated_at: now,
+    },
     lines.map((l, position) => ({
       id: newId('item'),
-      order_id: inserted.id,
+      order_id: orderId,
       position,
       product_id: l.product.id,
       variant_id: l.variant?.id ?? null,
@@ -143,7 +147,8 @@ export async function createOrder(w: ShopWrite, input: CreateOrderInput, deps: O
       created_at: now,
     })),
   );
-  await reserve(w, lines, items);
+  const { order: inserted, items } = written;
+  const stockChanges = await reserve(w, lines, items);
   if (coupon) await coupons.changeCouponUses(trx, shopId, coupon.row.id, 1, now);
   // The buyer's wallet pays first when asked (src/domain/orders/wallet-orders.ts).
   const order = input.use_wallet_balance === true ? await holdWalletForOrder(w, inserted) : inserted;
@@ -151,7 +156,7 @@ export async function createOrder(w: ShopWrite, input: CreateOrderInput, deps: O
   const view = orderView(order, items, deps.checkoutBaseUrl);
   effects.emit('order:created', view);
   effects.audit({ action: 'order.created', resourceType: 'order', resourceId: order.id });
-  await warnOfLowStock(w, lines);
+  warnOfStockChanges(w, stockChanges);
   return completeIfWalletPaid(w, order, view, deps);
 }
 
@@ -160,14 +165,28 @@ function stockOf(l: Line): number {
   return l.variant ? l.variant.stock : l.product.stock;
 }
 
-/** Each item checked against the catalog, products locked (in id order) so stock is read and taken atomically. */
-async function checkedLines({ trx, shopId }: ShopWrite, items: CreateOrderInput['items']): Promise<Line[]> {
+/**
+ * Each item checked against the catalog: its product, variant and extras read (what the products have, in one
+ * statement), and the stock it draws on checked as read. That check is a quick refusal only: the stock is taken
+ * by `reserve`, which is what two orders racing for the last units cannot both pass.
+ */
+async function checkedLines(
+  { trx, shopId }: ShopWrite,
+  items: CreateOrderInput['items'],
+): Promise<{ lines: Line[]; shop: products.OrderShopTerms }> {
   const productIds = [...new Set(items.map((i) => i.product_id))].sort();
-  const locked = await products.productsByIdsForUpdate(trx, shopId, productIds);
-  const variants = await products.variantsByProduct(trx, shopId, [...locked.keys()]);
-  const catalog = await loadLineCatalog(trx, shopId, [...locked.keys()]);
+  const found = await products.productsForOrder(trx, shopId, productIds);
+  const withExtra = (flag: 'has_variants' | 'has_fields' | 'has_addons' | 'has_tiers') =>
+    [...found.products.values()].filter((p) => p[flag]).map((p) => p.id);
+  const variants = await products.variantsByProduct(trx, shopId, withExtra('has_variants'));
+  const catalog = await loadLineCatalog(trx, shopId, {
+    fields: withExtra('has_fields'),
+    addons: withExtra('has_addons'),
+    tiers: withExtra('has_tiers'),
+  });
+  const locked = found.products;
   const wanted = new Map<string, number>();
-  return items.map((item, index) => {
+  const lines = items.map((item, index) => {
     const product = locked.get(item.product_id);
     if (!product)
       throw new NotFoundError('PRODUCT_NOT_FOUND', `items[${index}]: product ${item.product_id} does not exist.`);
@@ -205,14 +224,27 @@ async function checkedLines({ trx, shopId }: ShopWrite, items: CreateOrderInput[
     const total = (wanted.get(key) ?? 0) + item.quantity;
     wanted.set(key, total);
     const stock = stockOf(line);
-    if (product.type !== 'SERIALS' && stock !== -1 && total > stock)
-      throw new ApiError('OUT_OF_STOCK', `items[${index}]: only ${stock} of ${product.title} left.`);
+    if (product.type !== 'SERIALS' && stock !== -1 && total > stock) throw outOfStock(line, stock);
     return line;
   });
+  // Every item's product was found, so the shop's terms came with them.
+  return { lines, shop: found.shop! };
 }
 
-/** Takes what the lines need: serials reserved for their item, counted stock decreased. */
-async function reserve({ trx, shopId }: ShopWrite, lines: Line[], items: { id: string }[]): Promise<void> {
+function outOfStock(line: Line, left: number): ApiError {
+  return new ApiError('OUT_OF_STOCK', `items[${line.index}]: only ${left} of ${line.product.title} left.`);
+}
+
+/**
+ * Takes what the lines need: serials reserved for their item (a SERIALS product's stock then recounted), counted
+ * stock decreased, all lines drawing on one stock together in one conditional update. Product and variant rows
+ * are held from these updates to commit only, taken in one order (by product, then variant) by every order, so
+ * two orders never deadlock. Returns the products' stock changes (for the low-stock warning).
+ */
+async function reserve(w: ShopWrite, lines: Line[], items: { id: string }[]): Promise<StockChange[]> {
+  const { trx, shopId } = w;
+  const counted = new Map<string, { line: Line; variantId: string | null; quantity: number }>();
+  const serialProducts = new Set<string>();
   for (const [i, line] of lines.entries()) {
     const variantId = line.variant?.id ?? null;
     if (line.product.type === 'SERIALS') {
@@ -222,17 +254,35 @@ async function reserve({ trx, shopId }: ShopWrite, lines: Line[], items: { id: s
           'OUT_OF_STOCK',
           `items[${line.index}]: only ${got} serial${got === 1 ? '' : 's'} of ${line.product.title} left.`,
         );
-      if (variantId === null)
-        await products.setProductStock(
-          trx,
-          shopId,
-          line.product.id,
-          await serials.availableSerialCountOf(trx, shopId, line.product.id, null),
-        );
-    } else {
-      await products.adjustStock(trx, shopId, { productId: line.product.id, variantId }, -line.quantity);
+      if (variantId === null) serialProducts.add(line.product.id);
+    } else if (stockOf(line) !== -1) {
+      const key = `${line.product.id}/${variantId ?? ''}`;
+      const sum = counted.get(key);
+      if (sum) sum.quantity += line.quantity;
+      else counted.set(key, { line, variantId, quantity: line.quantity });
     }
   }
+  const changes: StockChange[] = [];
+  const keys = [...new Set([...counted.keys(), ...[...serialProducts].map((id) => `${id}/`)])].sort();
+  for (const key of keys) {
+    const productId = key.slice(0, key.indexOf('/'));
+    const draw = counted.get(key);
+    if (!draw) {
+      const recounted = await products.recountSerialStock(trx, shopId, productId);
+      if (recounted) changes.push(recounted);
+      continue;
+    }
+    const target = { productId, variantId: draw.variantId };
+    const after = await products.takeStock(trx, shopId, target, draw.quantity);
+    if (after === undefined) {
+      // Not enough left (another order took it since it was read), or the stock became unlimited meanwhile.
+      const left = await products.currentStock(trx, shopId, target);
+      if (left !== -1) throw outOfStock(draw.line, left ?? 0);
+    } else if ('title' in after) {
+      changes.push({ before: after.stock + draw.quantity, product: after });
+    }
+  }
+  return changes;
 }
 
 /**

@@ -28,10 +28,11 @@ export interface Wholesale {
   reseller_discount_percent: string;
 }
 
-/** What a new order of this (lower-cased) buyer email is priced with: its ACTIVE reseller's tier percent, or null. */
-export async function wholesaleFor(w: ShopWrite, email: string): Promise<Wholesale | null> {
-  const { trx, shopId } = w;
-  const reseller = await resellers.activeResellerByEmail(trx, shopId, email.toLowerCase());
+/**
+ * What a new order is priced with: its buyer's ACTIVE reseller's tier percent (the reseller as the order read it
+ * with its buyer, src/domain/customers/buyers.ts admitOrderBuyer), or null.
+ */
+export function wholesaleOf(reseller: { id: string; tier_discount_percent: string } | undefined): Wholesale | null {
   if (!reseller) return null;
   return { reseller_id: reseller.id, reseller_discount_percent: reseller.tier_discount_percent };
 }
