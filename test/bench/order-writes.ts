@@ -36,6 +36,8 @@ export interface SideBySide {
 
 export interface OrderWritesBench {
   create: SideBySide;
+  /** POST /orders by `settings.connections` buyers at once, all of one product with counted stock (a flash sale). */
+  hot: SideBySide;
   complete: SideBySide;
 }
 
@@ -178,6 +180,8 @@ export async function benchOrderWrites(db: Kysely<Database>): Promise<OrderWrite
             stock: -1,
           })),
           { title: 'Serial', type: 'SERIALS' as const, price: '5.00', currency: 'USD' },
+          // Counted stock enough for every order the bench makes of it: each takes one unit.
+          { title: 'Flash sale', type: 'SERVICE' as const, price: '5.00', currency: 'USD', stock: 10_000_000 },
         ],
       },
       systemClock,
@@ -185,6 +189,7 @@ export async function benchOrderWrites(db: Kysely<Database>): Promise<OrderWrite
   );
   const productIds = seeded.products.slice(0, PRODUCTS);
   const serialProduct = seeded.products[PRODUCTS]!;
+  const hotProduct = seeded.products[PRODUCTS + 1]!;
   await sql`analyze`.execute(db);
 
   const config = loadConfig({
@@ -216,8 +221,16 @@ export async function benchOrderWrites(db: Kysely<Database>): Promise<OrderWrite
       );
     }
     const createRuns = await sideBySide(
-      () => load(`${bare.url}/orders`, key, { method: 'POST', shots: orderShots }),
-      () => load(`${full.url}/dev/v1/orders`, key, { method: 'POST', shots: orderShots }),
+      () => load(`${bare.url}/orders`, key, { method: 'POST', shots: orderShots, cost: true }),
+      () => load(`${full.url}/dev/v1/orders`, key, { method: 'POST', shots: orderShots, cost: true }),
+    );
+    // The same returning buyers, every one ordering the one product at once.
+    const hotShots: Shot[] = Array.from({ length: BUYERS }, (_, i) => ({
+      body: { email: `buyer${i}@example.com`, items: [{ product_id: hotProduct, quantity: 1 }] },
+    }));
+    const hotRuns = await sideBySide(
+      () => load(`${bare.url}/orders`, key, { method: 'POST', shots: hotShots, cost: true }),
+      () => load(`${full.url}/dev/v1/orders`, key, { method: 'POST', shots: hotShots, cost: true }),
     );
 
     const warmup = Math.max(10, Math.ceil(settings.completions / 10));
@@ -229,9 +242,21 @@ export async function benchOrderWrites(db: Kysely<Database>): Promise<OrderWrite
     await sql`analyze orders, order_items, product_serials`.execute(db);
     const completeRuns = await sideBySide(
       async () =>
-        load(bare.url, key, { method: 'POST', shots: await pending(''), amount: settings.completions, warmup }),
+        load(bare.url, key, {
+          method: 'POST',
+          shots: await pending(''),
+          amount: settings.completions,
+          warmup,
+          cost: true,
+        }),
       async () =>
-        load(full.url, key, { method: 'POST', shots: await pending('/dev/v1'), amount: settings.completions, warmup }),
+        load(full.url, key, {
+          method: 'POST',
+          shots: await pending('/dev/v1'),
+          amount: settings.completions,
+          warmup,
+          cost: true,
+        }),
     );
     // Every measured order was completed, and its serial claimed, by the side that was asked to.
     const { rows } = await sql<{ n: string }>`select count(*) as n from product_serials
@@ -240,6 +265,7 @@ export async function benchOrderWrites(db: Kysely<Database>): Promise<OrderWrite
 
     return {
       create: { baseline: createRuns.baseline, full: createRuns.full, ratio: ratioOf(createRuns.rounds) },
+      hot: { baseline: hotRuns.baseline, full: hotRuns.full, ratio: ratioOf(hotRuns.rounds) },
       complete: { baseline: completeRuns.baseline, full: completeRuns.full, ratio: ratioOf(completeRuns.rounds) },
     };
   } finally {

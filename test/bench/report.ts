@@ -6,6 +6,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, release, totalmem, type } from 'node:os';
 import { join } from 'node:path';
 import { settings } from './settings';
+import type { Cost } from '../helpers/round-trips';
 
 export interface Target {
   /** What the target is on: the ratio (whole stack / baseline), or the whole stack's own figure. */
@@ -27,6 +28,8 @@ export interface Row {
   target?: Target;
   /** Why a figure is missing. */
   why?: string;
+  /** Statements sent to PostgreSQL and CPU of the server per request, each side (counted, not estimated). */
+  cost?: { full?: Cost; baseline?: Cost };
 }
 
 export interface Machine {
@@ -106,6 +109,26 @@ export function table(rows: Row[]): string {
   return lines.join('\n');
 }
 
+const costText = (c: Cost | undefined, what: 'roundTrips' | 'cpuMs') =>
+  c === undefined ? 'n/a' : what === 'roundTrips' ? c.roundTrips.toFixed(1) : `${c.cpuMs.toFixed(2)} ms`;
+
+/** The cost table: per request, round trips to PostgreSQL and the server's CPU, whole stack beside baseline. */
+export function costTable(rows: Row[]): string {
+  const lines = [
+    '| # | Scenario | Round trips, whole stack | Round trips, baseline | CPU per request, whole stack | CPU per request, baseline |',
+    '|---|---|---|---|---|---|',
+  ];
+  rows.forEach((r, i) => {
+    if (!r.cost) return;
+    const { full, baseline } = r.cost;
+    lines.push(
+      `| ${i + 1} | ${r.scenario} | ${costText(full, 'roundTrips')} | ${costText(baseline, 'roundTrips')} | ` +
+        `${costText(full, 'cpuMs')} | ${costText(baseline, 'cpuMs')} |`,
+    );
+  });
+  return lines.length > 2 ? lines.join('\n') : '';
+}
+
 function baselines(rows: Row[]): string {
   return rows
     .map(
@@ -141,6 +164,11 @@ busy (other processes run tests on it; see the load average): **the ratios are t
 figures move with the load.
 
 ${table(rows)}
+
+What each request costs, counted on the driver (statements sent to PostgreSQL, each a round trip) and by the
+process (CPU of the servers, which run in the bench's process for these rows; the load generator does not):
+
+${costTable(rows) || 'Not counted in this run (the embedded database has no round trips to count).'}
 
 ${baselines(rows)}
 
