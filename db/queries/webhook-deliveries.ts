@@ -3,6 +3,7 @@ import { sql, type Kysely, type Transaction, type Updateable } from 'kysely';
 import type {
   Database,
   DeliveryStatus,
+  WebhookAttemptErrorCode,
   WebhookAttemptRow,
   WebhookAttemptsTable,
   WebhookDeliveriesTable,
@@ -108,96 +109,217 @@ export interface ClaimedDelivery {
   data: string;
 }
 
+export interface DeliveryLease {
+  now: Date;
+  until: Date;
+  token: string;
+  /** At most this many deliveries. */
+  limit: number;
+  /** Only this shop's (a shop whose clock runs ahead), else every shop's. */
+  shopId?: string;
+  /** No endpoint gets more than this many in flight at this worker, counting `inFlight`. */
+  perEndpoint: number;
+  /** Attempts this worker has in flight, per endpoint id. */
+  inFlight: ReadonlyMap<string, number>;
+}
+
 /**
- * Claims up to `limit` due deliveries of every shop (the worker serves them all), or of one (`shopId`: a shop whose
- * clock runs ahead), for `leaseMs`: rows another worker
- * holds are skipped (SKIP LOCKED while claiming, the lease after), and a lease that ran out is taken over, so a
- * worker that died mid-attempt delays its deliveries, never loses them. Deliveries to disabled endpoints wait.
- * Tenancy: each row carries its shop; the join matches endpoints and events on (shop_id, id), and everything the
- * worker writes afterwards goes through the shop scope.
+ * Claims due deliveries of every shop (the worker serves them all), or of one, for the lease, in one statement:
+ * rows another worker holds are skipped (SKIP LOCKED while claiming, the lease after), and a lease that ran out is
+ * taken over, so a worker that died mid-attempt delays its deliveries, never loses them. Deliveries to disabled
+ * endpoints wait. An endpoint this worker already has `perEndpoint` attempts in flight to is passed over, and no
+ * claim gives one endpoint more than its remaining share: a slow endpoint's backlog, oldest in the queue, cannot
+ * fill the worker while other endpoints' deliveries wait behind it.
+ * Tenancy: each row carries its shop; the joins match endpoints and events on (shop_id, id), and everything the
+ * worker writes afterwards names the shop.
  */
-export async function claimDueDeliveries(
-  trx: Transaction<Database>,
-  now: Date,
-  leaseUntil: Date,
-  leaseToken: string,
-  limit: number,
-  shopId?: string,
-): Promise<ClaimedDelivery[]> {
-  const ofShop = shopId === undefined ? sql`` : sql`and d.shop_id = ${shopId}`;
+export async function claimDueDeliveries(db: Kysely<Database>, lease: DeliveryLease): Promise<ClaimedDelivery[]> {
+  const { now } = lease;
+  const ofShop = lease.shopId === undefined ? sql`` : sql`and d.shop_id = ${lease.shopId}`;
+  const busy = JSON.stringify([...lease.inFlight].map(([endpoint_id, n]) => ({ endpoint_id, n })));
   const { rows } = await sql<ClaimedDelivery>`
-    with due as (
-      select d.id from webhook_deliveries d
+    with busy as (
+      select * from jsonb_to_recordset(${busy}::jsonb) as b(endpoint_id text, n int)
+    ), due as (
+      select d.id, d.endpoint_id, d.next_attempt_at from webhook_deliveries d
       join webhook_endpoints e on e.shop_id = d.shop_id and e.id = d.endpoint_id
       where d.next_attempt_at <= ${now} and d.pending_attempt_id is not null
         and (d.lease_until is null or d.lease_until <= ${now}) and e.enabled ${ofShop}
+        and d.endpoint_id not in (select endpoint_id from busy where n >= ${lease.perEndpoint})
       order by d.next_attempt_at, d.id
-      limit ${limit}
+      limit ${lease.limit}
       for update of d skip locked
+    ), picked as (
+      select ranked.id from (
+        select due.id, coalesce(b.n, 0)
+          + row_number() over (partition by due.endpoint_id order by due.next_attempt_at, due.id) as nth
+        from due left join busy b on b.endpoint_id = due.endpoint_id
+      ) ranked
+      where ranked.nth <= ${lease.perEndpoint}
     ), claimed as (
-      update webhook_deliveries d set lease_until = ${leaseUntil}, lease_token = ${leaseToken}
-      from due where d.id = due.id
+      update webhook_deliveries d set lease_until = ${lease.until}, lease_token = ${lease.token}
+      from picked where d.id = picked.id
       returning d.id, d.shop_id, d.endpoint_id, d.event_id, d.attempts, d.manual, d.pending_attempt_id
     )
-    select c.*, ev.type as event_type, ev.data, ev.livemode, e.url, e.secret, e.previous_secret, e.previous_secret_expires_at
+    select c.*, ev.type as event_type, ev.data, ev.livemode, e.url, e.secret, e.previous_secret,
+      e.previous_secret_expires_at
     from claimed c
     join webhook_endpoints e on e.shop_id = c.shop_id and e.id = c.endpoint_id
-    join events ev on ev.shop_id = c.shop_id and ev.id = c.event_id`.execute(trx);
+    join events ev on ev.shop_id = c.shop_id and ev.id = c.event_id
+    order by c.id`.execute(db);
   return rows;
 }
 
-/** The delivery, locked, if this worker's lease on it still holds (else another worker has taken it over). */
-export async function leasedDeliveryForUpdate(
-  trx: Transaction<Database>,
-  shopId: string,
-  id: string,
-  leaseToken: string,
-): Promise<WebhookDeliveryRow | undefined> {
-  return inShop(trx, shopId)
-    .selectFrom('webhook_deliveries')
-    .selectAll()
-    .where('id', '=', id)
-    .where('lease_token', '=', leaseToken)
-    .forUpdate()
-    .executeTakeFirst();
+/** Who holds a claimed delivery: its shop, id, the attempt it was claimed for and the lease's token. */
+export interface LeasedDelivery {
+  shopId: string;
+  deliveryId: string;
+  attemptId: string;
+  leaseToken: string;
 }
 
-export interface DeliveredOutcome {
+export interface DeliveredOutcome extends LeasedDelivery {
+  /** The recording worker's time (its clock, or the shop's test clock). */
+  now: Date;
   url: string;
   responseStatus: number;
   responseBody: string;
   durationMs: number;
   attemptedAt: Date;
-  now: Date;
 }
 
 /**
- * Settles a delivered attempt in one statement (the common case, so one round trip instead of a transaction of
- * five): the delivery becomes SUCCEEDED only while this worker's lease token and queued attempt are still its own,
- * and its log entry is written in the same statement (a data-modifying CTE: both or neither). False when the lease
- * was taken over. Both parts name the shop, as the shop scope would.
+ * Settles delivered attempts, any number in one statement (the common case): each delivery becomes SUCCEEDED only
+ * while its lease token and queued attempt are still the ones it was claimed with, and its log entry is written in
+ * the same statement (a data-modifying CTE: both or neither). Returns the ids of the deliveries settled; one
+ * missing had its lease taken over. Every part names the shop, as the shop scope would.
  */
 export async function settleDelivered(
   db: Kysely<Database>,
-  shopId: string,
-  deliveryId: string,
-  attemptId: string,
-  leaseToken: string,
-  o: DeliveredOutcome,
-): Promise<boolean> {
+  outcomes: readonly DeliveredOutcome[],
+): Promise<Set<string>> {
+  if (outcomes.length === 0) return new Set();
+  const json = JSON.stringify(
+    outcomes.map((o) => ({
+      shop_id: o.shopId,
+      id: o.deliveryId,
+      attempt_id: o.attemptId,
+      token: o.leaseToken,
+      url: o.url,
+      response_status: o.responseStatus,
+      response_body: o.responseBody,
+      duration_ms: o.durationMs,
+      attempted_at: o.attemptedAt.toISOString(),
+      recorded_at: o.now.toISOString(),
+    })),
+  );
   const { rows } = await sql<{ id: string }>`
-    with settled as (
-      update webhook_deliveries set status = 'SUCCEEDED', attempts = attempts + 1, next_attempt_at = null,
-        pending_attempt_id = null, manual = false, lease_until = null, lease_token = null, updated_at = ${o.now}
-      where shop_id = ${shopId} and id = ${deliveryId} and lease_token = ${leaseToken}
-        and pending_attempt_id = ${attemptId}
-      returning id
+    with outcome as (
+      select * from jsonb_to_recordset(${json}::jsonb) as o(shop_id text, id text, attempt_id text, token text,
+        url text, response_status int, response_body text, duration_ms int, attempted_at timestamptz,
+        recorded_at timestamptz)
+    ), settled as (
+      update webhook_deliveries d set status = 'SUCCEEDED', attempts = d.attempts + 1, next_attempt_at = null,
+        pending_attempt_id = null, manual = false, lease_until = null, lease_token = null, updated_at = o.recorded_at
+      from outcome o
+      where d.shop_id = o.shop_id and d.id = o.id and d.lease_token = o.token and d.pending_attempt_id = o.attempt_id
+      returning o.*
     )
-    update webhook_attempts set status = 'SUCCEEDED', url = ${o.url}, response_status = ${o.responseStatus},
-      response_body = ${o.responseBody}, duration_ms = ${o.durationMs}, error_code = null, error = null,
-      next_retry_at = null,
-      attempted_at = ${o.attemptedAt}
-    where shop_id = ${shopId} and id = ${attemptId} and exists (select 1 from settled)
-    returning id`.execute(db);
-  return rows.length === 1;
+    update webhook_attempts a set status = 'SUCCEEDED', url = s.url, response_status = s.response_status,
+      response_body = s.response_body, duration_ms = s.duration_ms, error_code = null, error = null,
+      next_retry_at = null, attempted_at = s.attempted_at
+    from settled s
+    where a.shop_id = s.shop_id and a.id = s.attempt_id
+    returning a.delivery_id as id`.execute(db);
+  return new Set(rows.map((r) => r.id));
+}
+
+/** The deliveries, locked, whose lease and queued attempt are still the ones given (the others were taken over). */
+export async function leasedDeliveriesForUpdate(
+  trx: Transaction<Database>,
+  leased: readonly LeasedDelivery[],
+): Promise<Pick<WebhookDeliveryRow, 'id' | 'shop_id' | 'attempts' | 'manual'>[]> {
+  if (leased.length === 0) return [];
+  const json = JSON.stringify(
+    leased.map((l) => ({ shop_id: l.shopId, id: l.deliveryId, attempt_id: l.attemptId, token: l.leaseToken })),
+  );
+  const { rows } = await sql<Pick<WebhookDeliveryRow, 'id' | 'shop_id' | 'attempts' | 'manual'>>`
+    select d.id, d.shop_id, d.attempts, d.manual from webhook_deliveries d
+    join jsonb_to_recordset(${json}::jsonb) as l(shop_id text, id text, attempt_id text, token text)
+      on d.shop_id = l.shop_id and d.id = l.id and d.lease_token = l.token and d.pending_attempt_id = l.attempt_id
+    order by d.id
+    for update of d`.execute(trx);
+  return rows;
+}
+
+export interface FailedOutcome {
+  /** The recording worker's time (its clock, or the shop's test clock). */
+  now: Date;
+  shopId: string;
+  deliveryId: string;
+  attemptId: string;
+  status: 'RETRYING' | 'FAILED';
+  attempts: number;
+  url: string;
+  responseStatus: number | null;
+  responseBody: string | null;
+  durationMs: number;
+  errorCode: WebhookAttemptErrorCode | null;
+  error: string | null;
+  attemptedAt: Date;
+  /** When the next attempt is due, and its queued log entry; null when this was the last. */
+  next: { at: Date; attempt: ShopRow<'webhook_attempts'> } | null;
+}
+
+/**
+ * Records failed attempts of locked, still-leased deliveries (leasedDeliveriesForUpdate), any number at once: their
+ * log entries in one statement, the next attempts queued (one insert per shop), the deliveries rescheduled or FAILED
+ * in one statement.
+ */
+export async function recordFailures(trx: Transaction<Database>, failures: readonly FailedOutcome[]): Promise<void> {
+  if (failures.length === 0) return;
+  const attempts = JSON.stringify(
+    failures.map((f) => ({
+      shop_id: f.shopId,
+      id: f.attemptId,
+      status: f.status,
+      url: f.url,
+      response_status: f.responseStatus,
+      response_body: f.responseBody,
+      duration_ms: f.durationMs,
+      error_code: f.errorCode,
+      error: f.error,
+      next_retry_at: f.next?.at.toISOString() ?? null,
+      attempted_at: f.attemptedAt.toISOString(),
+    })),
+  );
+  await sql`
+    update webhook_attempts a set status = o.status, url = o.url, response_status = o.response_status,
+      response_body = o.response_body, duration_ms = o.duration_ms, error_code = o.error_code, error = o.error,
+      next_retry_at = o.next_retry_at, attempted_at = o.attempted_at
+    from jsonb_to_recordset(${attempts}::jsonb) as o(shop_id text, id text, status text, url text,
+      response_status int, response_body text, duration_ms int, error_code text, error text,
+      next_retry_at timestamptz, attempted_at timestamptz)
+    where a.shop_id = o.shop_id and a.id = o.id`.execute(trx);
+  const queued = new Map<string, ShopRow<'webhook_attempts'>[]>();
+  for (const f of failures) if (f.next) queued.set(f.shopId, [...(queued.get(f.shopId) ?? []), f.next.attempt]);
+  for (const [shopId, rows] of queued) await inShopForWrite(trx, shopId).insertInto('webhook_attempts', rows).execute();
+  const deliveries = JSON.stringify(
+    failures.map((f) => ({
+      shop_id: f.shopId,
+      id: f.deliveryId,
+      status: f.status,
+      attempts: f.attempts,
+      next_attempt_at: f.next?.at.toISOString() ?? null,
+      pending_attempt_id: f.next ? f.next.attempt.id : null,
+      recorded_at: f.now.toISOString(),
+    })),
+  );
+  await sql`
+    update webhook_deliveries d set status = o.status, attempts = o.attempts, next_attempt_at = o.next_attempt_at,
+      pending_attempt_id = o.pending_attempt_id, manual = false, lease_until = null, lease_token = null,
+      updated_at = o.recorded_at
+    from jsonb_to_recordset(${deliveries}::jsonb) as o(shop_id text, id text, status text, attempts int,
+      next_attempt_at timestamptz, pending_attempt_id text, recorded_at timestamptz)
+    where d.shop_id = o.shop_id and d.id = o.id`.execute(trx);
 }

@@ -200,6 +200,31 @@ function withDefaultHeaders(given: Record<string, string>, body: string): Record
   return headers;
 }
 
+// Connections are kept alive and reused (a TCP handshake per call cost more than the call to a fast receiver). A
+// pooled socket passed the address checks when it connected, and the check after connect runs again on every reuse;
+// sockets are pooled per look-up and per private-target setting, so a call never reuses a connection that was
+// opened under weaker checks than its own.
+const agents = new WeakMap<typeof dns.lookup, Map<string, http.Agent>>();
+
+function agentFor(protocol: string, lookup: typeof dns.lookup, allowPrivate: boolean): http.Agent {
+  let byKind = agents.get(lookup);
+  if (!byKind) agents.set(lookup, (byKind = new Map()));
+  const kind = `${protocol}${allowPrivate ? 'private' : 'public'}`;
+  let agent = byKind.get(kind);
+  if (!agent) {
+    // Node closes an idle socket a second before the receiver's Keep-Alive hint; without a hint, after 4 s (a
+    // receiver built on Node closes after 5 s).
+    const options = { keepAlive: true, timeout: 4000, scheduling: 'lifo' as const };
+    agent = protocol === 'https:' ? new https.Agent(options) : new http.Agent(options);
+    byKind.set(kind, agent);
+  }
+  return agent;
+}
+
+// A reused connection that the receiver closed while it sat idle fails before anything was answered: that call is
+// made again on a fresh connection, as browsers do, rather than logged as the receiver's failure.
+const STALE_SOCKET_CODES = new Set(['ECONNRESET', 'EPIPE']);
+
 export async function sendOutbound(req: OutboundRequest, options: OutboundOptions): Promise<OutboundOutcome> {
   const started = performance.now();
   const durationMs = () => Math.round(performance.now() - started);
@@ -230,16 +255,21 @@ export async function sendOutbound(req: OutboundRequest, options: OutboundOption
   const timeoutMs = options.timeoutMs ?? 10_000;
   const connectTimeoutMs = options.connectTimeoutMs ?? 5000;
   const maxBodyBytes = options.maxBodyBytes ?? 4096;
+  const baseLookup = options.lookup ?? dns.lookup;
+  const agent = agentFor(url.protocol, baseLookup, allowPrivate);
+  const lookup = guardedLookup(baseLookup, allowPrivate);
+  const headers = withDefaultHeaders(req.headers, req.body);
 
   return new Promise<OutboundOutcome>((resolve) => {
     let request: http.ClientRequest | undefined;
     let settled = false;
-    const settle = (outcome: OutboundOutcome) => {
+    /** `reuse`: the answer was read to its end, so the connection may carry the next call. */
+    const settle = (outcome: OutboundOutcome, reuse = false) => {
       if (settled) return;
       settled = true;
       clearTimeout(totalTimer);
       clearTimeout(connectTimer);
-      request?.destroy();
+      if (!reuse) request?.destroy();
       resolve(outcome);
     };
     const fail = (code: NetworkErrorCode, message: string) =>
@@ -257,64 +287,72 @@ export async function sendOutbound(req: OutboundRequest, options: OutboundOption
       connectTimeoutMs,
     );
 
-    try {
-      // agent: false gives every call its own connection, so every call passes the address checks afresh.
-      request = (url.protocol === 'https:' ? https : http).request({
-        protocol: url.protocol,
-        host,
-        port: url.port || undefined,
-        path: `${url.pathname}${url.search}`,
-        method: req.method ?? 'POST',
-        headers: withDefaultHeaders(req.headers, req.body),
-        agent: false,
-        lookup: guardedLookup(options.lookup ?? dns.lookup, allowPrivate),
+    const send = (fresh: boolean) => {
+      let answered = false;
+      try {
+        request = (url.protocol === 'https:' ? https : http).request({
+          protocol: url.protocol,
+          host,
+          port: url.port || undefined,
+          path: `${url.pathname}${url.search}`,
+          method: req.method ?? 'POST',
+          headers,
+          // The retry of a stale pooled connection opens one of its own.
+          agent: fresh ? false : agent,
+          lookup,
+        });
+      } catch (err) {
+        // Node validates header names and values here, before anything is sent.
+        return settle(refused(`invalid request: ${(err as Error).message}`));
+      }
+      const current = request;
+
+      current.on('socket', (socket: Socket) => {
+        const onConnect = () => {
+          clearTimeout(connectTimer);
+          // Last line of defence should anything ever connect without passing the checks above; prepended so it
+          // runs before the request bytes queued on this socket are written. A reused socket is checked again.
+          const remote = socket.remoteAddress;
+          if (!allowPrivate && (!remote || !isPublicAddress(remote))) {
+            settle(privateTarget(remote ? notPublicReason(remote) : 'the connected address is unknown'));
+          }
+        };
+        if (socket.connecting) socket.prependOnceListener('connect', onConnect);
+        else if (!socket.destroyed) onConnect();
       });
-    } catch (err) {
-      // Node validates header names and values here, before anything is sent.
-      return settle(refused(`invalid request: ${(err as Error).message}`));
-    }
 
-    request.on('socket', (socket: Socket) => {
-      const onConnect = () => {
-        clearTimeout(connectTimer);
-        // Last line of defence should anything ever connect without passing the checks above; prepended so it runs
-        // before the request bytes queued on this socket are written.
-        const remote = socket.remoteAddress;
-        if (!allowPrivate && (!remote || !isPublicAddress(remote))) {
-          settle(privateTarget(remote ? notPublicReason(remote) : 'the connected address is unknown'));
-        }
-      };
-      if (socket.connecting) socket.prependOnceListener('connect', onConnect);
-      else if (!socket.destroyed) onConnect();
-    });
-
-    request.on('error', (err: NodeJS.ErrnoException) => {
-      if (err instanceof RefusedTarget) return settle(privateTarget(err.message));
-      const { code, message } = classifyNetworkError(err, target);
-      fail(code, message);
-    });
-
-    request.on('response', (res) => {
-      const status = res.statusCode ?? 0;
-      const chunks: Buffer[] = [];
-      let kept = 0;
-      const finish = () => {
-        // StringDecoder.write holds back a trailing partial character instead of turning it into U+FFFD.
-        const body = new StringDecoder('utf8').write(Buffer.concat(chunks).subarray(0, maxBodyBytes));
-        settle({ kind: 'response', status, body, durationMs: durationMs() });
-      };
-      res.on('data', (chunk: Buffer) => {
-        chunks.push(chunk);
-        kept += chunk.length;
-        if (kept >= maxBodyBytes) finish();
+      current.on('error', (err: NodeJS.ErrnoException) => {
+        if (settled || current !== request) return;
+        if (err instanceof RefusedTarget) return settle(privateTarget(err.message));
+        if (!fresh && !answered && current.reusedSocket && STALE_SOCKET_CODES.has(err.code ?? '')) return send(true);
+        const { code, message } = classifyNetworkError(err, target);
+        fail(code, message);
       });
-      res.on('end', finish);
-      // The status line arrived, so the receiver did answer; a body cut short does not change what it answered.
-      res.on('error', finish);
-      res.on('close', finish);
-      if (maxBodyBytes <= 0) finish();
-    });
 
-    request.end(req.body);
+      current.on('response', (res) => {
+        answered = true;
+        const status = res.statusCode ?? 0;
+        const chunks: Buffer[] = [];
+        let kept = 0;
+        const finish = (complete: boolean) => {
+          // StringDecoder.write holds back a trailing partial character instead of turning it into U+FFFD.
+          const body = new StringDecoder('utf8').write(Buffer.concat(chunks).subarray(0, maxBodyBytes));
+          settle({ kind: 'response', status, body, durationMs: durationMs() }, complete);
+        };
+        res.on('data', (chunk: Buffer) => {
+          chunks.push(chunk);
+          kept += chunk.length;
+          if (kept >= maxBodyBytes) finish(false);
+        });
+        res.on('end', () => finish(kept < maxBodyBytes));
+        // The status line arrived, so the receiver did answer; a body cut short does not change what it answered.
+        res.on('error', () => finish(false));
+        res.on('close', () => finish(false));
+        if (maxBodyBytes <= 0) finish(false);
+      });
+
+      current.end(req.body);
+    };
+    send(false);
   });
 }

@@ -27,6 +27,11 @@ export interface Job {
   runOnce(scope?: JobScope): Promise<number>;
   /** The job's work falls due with time (expiry, renewals, retries): it also runs on each advanced shop clock. */
   onShopClocks?: boolean;
+  /**
+   * For a job whose work goes on after runOnce returns (webhook attempts in flight): waits until that work is done
+   * and recorded; returns how many items it handled since runOnce last reported. Called on shutdown.
+   */
+  settle?(): Promise<number>;
 }
 
 export interface WorkerOptions {
@@ -67,10 +72,22 @@ export class Worker {
     this.loop = this.run();
   }
 
+  /** Stops claiming; resolves once the work under way (attempts in flight included) is finished and recorded. */
   async stop(): Promise<void> {
     this.running = false;
     this.wake?.();
     await this.loop;
+    for (const job of this.jobs) {
+      try {
+        await job.settle?.();
+      } catch (err) {
+        // Not recorded: the leases run out and the work is done again by a worker that runs. Nothing is lost.
+        this.options.logger.warn('worker job could not finish its work', {
+          job: job.name,
+          error: (err as Error)?.message,
+        });
+      }
+    }
   }
 
   private async run(): Promise<void> {

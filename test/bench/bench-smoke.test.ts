@@ -23,6 +23,7 @@ const expectedRows: [RegExp, string][] = [
   [/^Idempotent replay vs original/, 'ms'],
   [/^POST \/licenses\/validate$/, 'req/s'],
   [/^Webhook delivery, one worker/, 'events/s'],
+  [/^Webhook delivery to \d+ endpoints beside one answering after/, 'events/s'],
   [/^Cold start to first 200, embedded, empty data directory$/, 'ms'],
   [/^Cold start to first 200, embedded, existing data directory$/, 'ms'],
   [/^Cold start to first 200, PostgreSQL$/, 'ms'],

@@ -19,7 +19,13 @@ import { benchOrderLists, deepPage, PAGE } from './order-lists';
 import { benchOrderWrites } from './order-writes';
 import { machine, report, type Row } from './report';
 import { settings } from './settings';
-import { benchWebhookDelivery, WEBHOOK_TARGET_PER_SECOND } from './webhook-delivery';
+import {
+  benchWebhookDelivery,
+  FAST_ENDPOINTS,
+  SLOW_ANSWER_MS,
+  SLOW_ENDPOINT_TARGET_RATIO,
+  WEBHOOK_TARGET_PER_SECOND,
+} from './webhook-delivery';
 
 const NEEDS_PG = 'Needs DATABASE_URL (PostgreSQL): the servers are processes of their own.';
 
@@ -127,7 +133,9 @@ async function main(): Promise<void> {
         target: { on: 'ratio', op: '>=', value: 0.9 },
       },
       {
-        scenario: `Webhook delivery, one worker, ${hooks.deliveries.toLocaleString('en')} events`,
+        scenario:
+          `Webhook delivery, one worker, ${hooks.deliveries.toLocaleString('en')} events; per delivery ` +
+          `${hooks.roundTrips} round trips, ${hooks.cpuMs} CPU ms (bare loop: ${hooks.bareRoundTrips}, ${hooks.bareCpuMs})`,
         unit: 'events/s',
         full: hooks.eventsPerSecond,
         baseline: hooks.bareEventsPerSecond,
@@ -135,6 +143,18 @@ async function main(): Promise<void> {
           `a bare loop reading the same events ${settings.webhookBatch} at a time, signing them and POSTing each ` +
           'batch at once to the same local receiver over keep-alive connections, recording nothing',
         target: { on: 'full', op: '>=', value: WEBHOOK_TARGET_PER_SECOND },
+      },
+      {
+        scenario:
+          `Webhook delivery to ${FAST_ENDPOINTS} endpoints beside one answering after ${SLOW_ANSWER_MS / 1000} s ` +
+          `(${hooks.slow.deliveries.toLocaleString('en')} deliveries to the ${FAST_ENDPOINTS})`,
+        unit: 'events/s',
+        full: hooks.slow.withSlow,
+        baseline: hooks.slow.withoutSlow,
+        baselineIs:
+          `the same ${FAST_ENDPOINTS} endpoints' deliveries, one worker, without the slow endpoint (its own shop, ` +
+          'same run): the rate until all of them are SUCCEEDED',
+        target: { on: 'ratio', op: '>=', value: SLOW_ENDPOINT_TARGET_RATIO },
       },
       {
         scenario: 'Cold start to first 200, embedded, empty data directory',

@@ -1,10 +1,13 @@
 // Webhook delivery by ONE worker: settings.webhookEvents events to one endpoint, a local receiver answering 204 at
-// once, and the delivery job (src/worker/webhook-delivery.ts) driven by a loop of runOnce (batch settings.webhookBatch),
+// once, and the delivery job (src/worker/webhook-delivery.ts, its default settings) driven by a loop of runOnce,
 // timed from the first claim until every delivery is recorded. The events are emitted (and committed) before the
-// clock starts, so this measures the worker alone: claim, sign, POST, record. The baseline is a bare loop over the
-// same events: read a batch of them from the events table, sign each body as the worker does (Standard Webhooks,
-// the endpoint's secret) and POST the batch at once to the same receiver (keep-alive connections), with nothing
-// recorded. Target: >= 500 events/s for the worker.
+// clock starts, so this measures the worker alone: claim, sign, POST, record; the statements it sent to PostgreSQL
+// are counted (test/helpers/round-trips.ts). The baseline is a bare loop over the same events: read a batch of them
+// from the events table, sign each body as the worker does (Standard Webhooks, the endpoint's secret) and POST the
+// batch at once to the same receiver (keep-alive connections), with nothing recorded. Target: >= 2,500 events/s.
+// Then the slow endpoint: FAST_ENDPOINTS endpoints answering at once, alone and beside one that answers after
+// SLOW_ANSWER_MS, each setting in a shop of its own; the fast endpoints' delivery rate (until all their deliveries
+// are SUCCEEDED) beside it and without it. Target: the slow endpoint costs them less than 10%.
 import { Agent, createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sql, type Kysely } from 'kysely';
@@ -19,6 +22,7 @@ import { eventBody } from '../../src/platform/events';
 import { loadSecretBox } from '../../src/platform/secret-box';
 import { signatureHeader } from '../../src/platform/webhook-signature';
 import { webhookDeliveryJob } from '../../src/worker/webhook-delivery';
+import { measureCost } from '../helpers/round-trips';
 import { settings } from './settings';
 
 export interface WebhookDeliveryBench {
@@ -30,9 +34,28 @@ export interface WebhookDeliveryBench {
   duplicates: number;
   /** Deliveries not SUCCEEDED at the end (expected 0). */
   unsettled: number;
+  /** Statements sent to PostgreSQL per delivery (0 on the embedded database, which the count does not see). */
+  roundTrips: number;
+  bareRoundTrips: number;
+  /** CPU ms of this process per delivery (the receiver's share included, as in the bare loop). */
+  cpuMs: number;
+  bareCpuMs: number;
+  slow: SlowEndpointBench;
 }
 
-export const WEBHOOK_TARGET_PER_SECOND = 500;
+export interface SlowEndpointBench {
+  /** Deliveries to the fast endpoints per run. */
+  deliveries: number;
+  /** The fast endpoints' deliveries per second beside the slow endpoint, and without it. */
+  withSlow: number;
+  withoutSlow: number;
+}
+
+export const WEBHOOK_TARGET_PER_SECOND = 2_500;
+export const FAST_ENDPOINTS = 4;
+export const SLOW_ANSWER_MS = 2_000;
+/** The fast endpoints' rate beside the slow one, as a share of their rate without it. */
+export const SLOW_ENDPOINT_TARGET_RATIO = 0.9;
 
 function post(url: URL, agent: Agent, headers: Record<string, string>, body: string): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -58,10 +81,12 @@ export async function benchWebhookDelivery(db: Kysely<Database>): Promise<Webhoo
   const server = createServer((req, res) => {
     received.push(String(req.headers['webhook-id']));
     req.resume();
-    req.on('end', () => res.writeHead(204).end());
+    const wait = req.url === '/slow' ? SLOW_ANSWER_MS : 0;
+    req.on('end', () => (wait ? setTimeout(() => res.writeHead(204).end(), wait) : res.writeHead(204).end()));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const url = `${origin}/hooks`;
   const agent = new Agent({ keepAlive: true });
   try {
     const secrets = await loadSecretBox(db, undefined);
@@ -75,13 +100,13 @@ export async function benchWebhookDelivery(db: Kysely<Database>): Promise<Webhoo
           { secrets, allowPrivateTargets: true },
         ),
       );
-    const emit = async (count: number) => {
+    const emit = async (count: number, into = shop) => {
       for (let i = 0; i < count; i += 100) {
         await db.transaction().execute(async (trx) => {
           for (let j = i; j < Math.min(count, i + 100); j++) {
             await emitEvent(
               trx,
-              shop,
+              into,
               'order:paid',
               { uniqid: `bench-${j}`, total: 19.99, currency: 'USD' },
               { clock: systemClock },
@@ -95,7 +120,6 @@ export async function benchWebhookDelivery(db: Kysely<Database>): Promise<Webhoo
       logger: createLogger('silent'),
       secrets,
       allowPrivateTargets: true,
-      batch,
     });
     const drain = async (count: number) => {
       for (let done = 0; done < count;) {
@@ -143,27 +167,95 @@ export async function benchWebhookDelivery(db: Kysely<Database>): Promise<Webhoo
       where shop_id = ${shop}`.execute(db);
     await emit(n);
 
+    const bareCost = measureCost();
     const bareStarted = performance.now();
     await bareLoop(lastRows[0]!.id, n);
     const bareSeconds = (performance.now() - bareStarted) / 1000;
+    const bare = bareCost.stop(n);
 
     received = [];
+    const cost = measureCost();
     const started = performance.now();
     await drain(n);
     const seconds = (performance.now() - started) / 1000;
+    const worker = cost.stop(n);
 
     const { rows } = await sql<{ n: string }>`select count(*) as n from webhook_deliveries
       where shop_id = ${shop} and status <> 'SUCCEEDED'`.execute(db);
+    const duplicates = received.length - new Set(received).size;
+    const slow = await benchSlowEndpoint(db, origin, emit, secrets);
     return {
       deliveries: n,
       eventsPerSecond: Math.round(n / seconds),
       bareEventsPerSecond: Math.round(n / bareSeconds),
-      duplicates: received.length - new Set(received).size,
+      duplicates,
       unsettled: Number(rows[0]!.n),
+      roundTrips: worker.roundTrips,
+      bareRoundTrips: bare.roundTrips,
+      cpuMs: worker.cpuMs,
+      bareCpuMs: bare.cpuMs,
+      slow,
     };
   } finally {
     agent.destroy();
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }
+}
+
+/**
+ * The fast endpoints' delivery rate in a shop of FAST_ENDPOINTS of them, and in one with a slow endpoint beside them
+ * (every event goes to all): one worker, from the first claim until every fast delivery is SUCCEEDED. The slow
+ * endpoint's deliveries are still coming in when the clock stops; the job then finishes its attempts in flight.
+ */
+async function benchSlowEndpoint(
+  db: Kysely<Database>,
+  origin: string,
+  emit: (count: number, into: string) => Promise<void>,
+  secrets: Awaited<ReturnType<typeof loadSecretBox>>,
+): Promise<SlowEndpointBench> {
+  const events = Math.max(1, Math.round(settings.webhookEvents / FAST_ENDPOINTS));
+  const run = async (withSlow: boolean) => {
+    const shop = (await admin.createShop(db, { name: `Webhook bench, slow endpoint ${withSlow}`, plan: 'business' }))
+      .id;
+    const paths = [...Array.from({ length: FAST_ENDPOINTS }, (_, i) => `/fast/${i}`), ...(withSlow ? ['/slow'] : [])];
+    for (const path of paths) {
+      await db
+        .transaction()
+        .execute((trx) =>
+          createWebhook(
+            shopWrite(trx, shop, new Effects(), systemClock),
+            { url: `${origin}${path}`, events: ['order:paid'] },
+            { secrets, allowPrivateTargets: true },
+          ),
+        );
+    }
+    await emit(events, shop);
+    const fastLeft = async () =>
+      Number(
+        (
+          await sql<{ n: string }>`select count(*) as n from webhook_deliveries d
+            join webhook_endpoints e on e.shop_id = d.shop_id and e.id = d.endpoint_id
+            where d.shop_id = ${shop} and d.status <> 'SUCCEEDED' and e.url not like '%/slow'`.execute(db)
+        ).rows[0]!.n,
+      );
+    const job = webhookDeliveryJob(db, {
+      clock: systemClock,
+      logger: createLogger('silent'),
+      secrets,
+      allowPrivateTargets: true,
+    });
+    const started = performance.now();
+    while ((await fastLeft()) > 0) {
+      if ((await job.runOnce()) === 0) throw new Error('bench: fast deliveries left, none due');
+    }
+    const seconds = (performance.now() - started) / 1000;
+    await job.settle!();
+    // What the slow endpoint has not had yet stays out of every later claim.
+    await sql`update webhook_endpoints set enabled = false where shop_id = ${shop}`.execute(db);
+    return (FAST_ENDPOINTS * events) / seconds;
+  };
+  const withoutSlow = await run(false);
+  const withSlow = await run(true);
+  return { deliveries: FAST_ENDPOINTS * events, withSlow: Math.round(withSlow), withoutSlow: Math.round(withoutSlow) };
 }

@@ -3,7 +3,7 @@
 //   DATABASE_URL        the PostgreSQL database to serve (required)
 //   WORKER_LEASE_MS     lease of a claim (default 60000)
 //   WORKER_TIMEOUT_MS   total time an attempt may take (default 10000)
-//   WORKER_BATCH        deliveries claimed per round (default 20)
+//   WORKER_BATCH        attempts in flight at once (default 20)
 //   WORKER_IDLE_MS      wait after a round that found nothing (default 20)
 //   LOG_LEVEL           of the job's logger, written to stderr (default warn)
 //   WORKER_STOP_ON_STDIN_END=1  stop when stdin closes: a test that spawns the process with a stdin pipe cannot
@@ -11,9 +11,9 @@
 //   WORKER_CLOCK_FROM_STDIN=1  the job's clock is the system's plus an offset the test moves by writing
 //                       `clock-offset <ms>` lines to stdin (answered `clock-offset <ms>` on stdout once in effect), so
 //                       a test walks through the hours-long retry schedule without sleeping (test/faults/)
-// stdout carries only the protocol the test reads: `ready <pid>` once the job can claim, then `claimed <n>` after
-// every round that claimed n > 0 deliveries (printed when the round's attempts are over, so a process killed
-// mid-round never prints that round). SIGTERM (or SIGINT) finishes the round under way, closes the database and
+// stdout carries only the protocol the test reads: `ready <pid>` once the job can claim, then `claimed <n>` each time
+// n > 0 claimed deliveries were attempted and recorded (so a process killed mid-attempt never counts that attempt).
+// SIGTERM (or SIGINT) stops claiming, lets the attempts in flight finish and be recorded, closes the database and
 // exits 0; SIGKILL is what the crash test sends.
 import winston from 'winston';
 import { openPostgres } from '../../db/database';
@@ -50,7 +50,7 @@ async function main(): Promise<void> {
     allowPrivateTargets: true,
     leaseMs: intEnv('WORKER_LEASE_MS', 60_000),
     timeoutMs: intEnv('WORKER_TIMEOUT_MS', 10_000),
-    batch: intEnv('WORKER_BATCH', 20),
+    concurrency: intEnv('WORKER_BATCH', 20),
   });
 
   let running = true;
@@ -100,6 +100,8 @@ async function main(): Promise<void> {
       wake = undefined;
     }
   }
+  const rest = (await job.settle?.()) ?? 0;
+  if (rest > 0) process.stdout.write(`claimed ${rest}\n`);
   await database.close();
 }
 

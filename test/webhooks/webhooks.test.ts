@@ -146,6 +146,63 @@ describe('endpoints', () => {
     expect(stored.includes(Buffer.from(created.secret.slice(6), 'base64'))).toBe(false);
   });
 
+  test('a hanging endpoint holds back only itself: another endpoint is delivered in full while it hangs', async () => {
+    // The slow receiver answers only once every delivery to the fast endpoint is SUCCEEDED: a worker that made the
+    // fast deliveries wait for the slow ones would never get there (the safety net answers 503 after 60 s, and the
+    // test fails on it). Two slots per endpoint, four in all: the fast endpoint's 30 deliveries need many claims,
+    // all made while both slow attempts hang.
+    let releasedBy: 'fast deliveries done' | 'safety net' | undefined;
+    let slowHits = 0;
+    const fastDone = async () =>
+      Number(
+        (
+          await sql<{ n: string }>`select count(*) as n from webhook_deliveries
+            where shop_id = ${shop} and endpoint_id = ${fast.id} and status = 'SUCCEEDED'`.execute(t.db)
+        ).rows[0]!.n,
+      ) === 30;
+    const slowServer = createServer((req, res) => {
+      slowHits++;
+      req.resume();
+      const safety = Date.now() + 60_000;
+      const poll = async () => {
+        if (await fastDone()) releasedBy ??= 'fast deliveries done';
+        else if (Date.now() > safety) releasedBy ??= 'safety net';
+        else return void setTimeout(() => void poll(), 25);
+        res.writeHead(releasedBy === 'safety net' ? 503 : 204).end();
+      };
+      req.on('end', () => void poll());
+    });
+    await new Promise<void>((resolve) => slowServer.listen(0, '127.0.0.1', resolve));
+    let fast: { id: string } = { id: '' };
+    try {
+      const slowUrl = `http://127.0.0.1:${(slowServer.address() as AddressInfo).port}/slow`;
+      await createEndpoint({ url: slowUrl, events: ['order:paid'] });
+      fast = await createEndpoint({ url: receiver.url, events: ['order:paid'] });
+      for (let i = 0; i < 30; i++) await emit('order:paid', { n: i });
+      const j = webhookDeliveryJob(t.db, {
+        clock,
+        logger: t.logger,
+        secrets: await loadSecretBox(t.db, undefined),
+        allowPrivateTargets: true,
+        timeoutMs: 120_000,
+        concurrency: 4,
+        perEndpoint: 2,
+      });
+      expect(await drain(j)).toBe(60);
+      expect(releasedBy).toBe('fast deliveries done');
+      expect(receiver.received).toHaveLength(30);
+      expect(slowHits).toBe(30);
+      expect(
+        (
+          await sql<{ status: string }>`select status from webhook_deliveries where shop_id = ${shop}`.execute(t.db)
+        ).rows.map((r) => r.status),
+      ).toEqual(Array(60).fill('SUCCEEDED'));
+    } finally {
+      slowServer.closeAllConnections();
+      await new Promise<void>((resolve) => slowServer.close(() => resolve()));
+    }
+  }, 90_000);
+
   test.each([
     ['ftp://example.com/hook', ['order:paid']],
     ['not a url', ['order:paid']],
