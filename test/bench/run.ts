@@ -9,8 +9,8 @@
 // non-2xx answer, a wrong page, a lost delivery) fails the bench. Settings: test/bench/settings.ts (BENCH_QUICK=1
 // for a quick run, BENCH_OUT for where the document goes).
 import { sql } from 'kysely';
-import globalSetup from '../helpers/global-setup';
-import { createTestDatabase } from '../helpers/test-database';
+import globalSetup, { preparePGliteSnapshot } from '../helpers/global-setup';
+import { createEmbeddedTestDatabase, createTestDatabase } from '../helpers/test-database';
 import { benchColdStart, coldMedian } from './cold-start';
 import { benchIdempotency } from './idempotency';
 import { benchLicenseValidate } from './license-validate';
@@ -46,6 +46,18 @@ async function main(): Promise<void> {
     const lists = database.url ? await benchOrderLists(db, database.url) : null;
     step('order writes');
     const writes = await benchOrderWrites(db);
+    // The same write rows on the embedded database (npm start's default), beside the PostgreSQL ones.
+    let embeddedWrites: Awaited<ReturnType<typeof benchOrderWrites>> | null = null;
+    if (database.kind === 'postgres' && process.env.BENCH_EMBEDDED !== '0') {
+      step('order writes, embedded');
+      await preparePGliteSnapshot();
+      const embedded = await createEmbeddedTestDatabase();
+      try {
+        embeddedWrites = await benchOrderWrites(embedded.db);
+      } finally {
+        await embedded.close();
+      }
+    }
     step('license validation');
     const licenses = await benchLicenseValidate(db);
     step('idempotency');
@@ -115,6 +127,24 @@ async function main(): Promise<void> {
         target: { on: 'ratio', op: '>=', value: 0.8 },
         cost: { full: writes.complete.full.cost, baseline: writes.complete.baseline.cost },
       },
+      ...(embeddedWrites
+        ? (
+            [
+              ['POST /orders (one line, returning buyer), EMBEDDED database', embeddedWrites.create],
+              [`POST /orders, ${settings.connections} buyers of ONE product, EMBEDDED database`, embeddedWrites.hot],
+              ['POST /orders/{id}/complete, serial delivered, EMBEDDED database', embeddedWrites.complete],
+            ] as const
+          ).map(([scenario, r]): Row => ({
+            scenario,
+            unit: 'req/s',
+            full: r.full.rps,
+            baseline: r.baseline.rps,
+            ratio: r.ratio,
+            baselineIs:
+              'the same bare route as its PostgreSQL row, on the same embedded database in this process (PGlite ' +
+              'runs one statement at a time, so there are no round trips to count)',
+          }))
+        : []),
       {
         scenario: 'Idempotent replay vs original (POST /products/{id}/duplicate), p50 latency',
         unit: 'ms',

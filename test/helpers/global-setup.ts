@@ -28,7 +28,8 @@ async function preparePostgresTemplate(base: string): Promise<void> {
   });
 }
 
-async function preparePGliteSnapshot(): Promise<void> {
+/** The migrated PGlite image every embedded test database starts from (made once, then reused). */
+export async function preparePGliteSnapshot(): Promise<void> {
   const path = snapshotPath();
   if (existsSync(path)) return;
   const pg = await createPGlite({});

@@ -63,6 +63,11 @@ async function postgresCopy(base: string, prefix: string, template: string): Pro
 export async function createTestDatabase(): Promise<TestDatabase> {
   const base = process.env.DATABASE_URL;
   if (base) return postgresCopy(base, 'mdapi_t', templateDatabaseName());
+  return createEmbeddedTestDatabase();
+}
+
+/** An embedded (PGlite) database from the migrated snapshot, whatever DATABASE_URL says (the bench runs both). */
+export async function createEmbeddedTestDatabase(): Promise<TestDatabase> {
   const snapshot = new Blob([readFileSync(snapshotPath())]);
   return wrapPGlite(await createPGlite({ loadDataDir: snapshot }));
 }
