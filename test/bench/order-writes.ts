@@ -229,9 +229,21 @@ export async function benchOrderWrites(db: Kysely<Database>): Promise<OrderWrite
     await sql`analyze orders, order_items, product_serials`.execute(db);
     const completeRuns = await sideBySide(
       async () =>
-        load(bare.url, key, { method: 'POST', shots: await pending(''), amount: settings.completions, warmup }),
+        load(bare.url, key, {
+          method: 'POST',
+          shots: await pending(''),
+          amount: settings.completions,
+          warmup,
+          cost: true,
+        }),
       async () =>
-        load(full.url, key, { method: 'POST', shots: await pending('/dev/v1'), amount: settings.completions, warmup }),
+        load(full.url, key, {
+          method: 'POST',
+          shots: await pending('/dev/v1'),
+          amount: settings.completions,
+          warmup,
+          cost: true,
+        }),
     );
     // Every measured order was completed, and its serial claimed, by the side that was asked to.
     const { rows } = await sql<{ n: string }>`select count(*) as n from product_serials
