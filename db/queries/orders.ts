@@ -1,6 +1,6 @@
 // Orders (invoices) and their line items.
 import { sql, type Transaction } from 'kysely';
-import type { Database, OrderItemRow, OrderRow } from '../tables';
+import type { Database, ItemDeliveryStatus, OrderItemRow, OrderRow, ProductRow, ProductsTable } from '../tables';
 import { inShop, inShopForWrite, type ReadDb, type ShopRow } from './shop-scope';
 
 export async function insertOrder(
@@ -64,6 +64,163 @@ export async function orderByIdForUpdate(
   id: string,
 ): Promise<OrderRow | undefined> {
   return inShop(trx, shopId).selectFrom('orders').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+}
+
+/**
+ * The order locked as orderByIdForUpdate does, with its shop's name (what the completion's mail needs), in one round
+ * trip.
+ */
+export async function orderWithShopNameForUpdate(
+  trx: Transaction<Database>,
+  shopId: string,
+  id: string,
+): Promise<(OrderRow & { shop_name: string }) | undefined> {
+  return inShop(trx, shopId)
+    .selectFrom('orders')
+    .innerJoin('shops', 'shops.id', 'orders.shop_id')
+    .selectAll('orders')
+    .select('shops.name as shop_name')
+    .where('orders.id', '=', id)
+    .forUpdate('orders')
+    .executeTakeFirst();
+}
+
+/** Every column of a product, in the order of db/tables.ts (a column missing here is a compile error below). */
+const productColumns = [
+  'id',
+  'shop_id',
+  'uniqid',
+  'slug',
+  'type',
+  'subtype',
+  'title',
+  'currency',
+  'description',
+  'price',
+  'price_display',
+  'description_tabs',
+  'gateways',
+  'custom_fields',
+  'delivery_instructions',
+  'quantity_min',
+  'quantity_max',
+  'quantity_warning',
+  'stock',
+  'stock_delimiter',
+  'unlisted',
+  'private',
+  'on_hold',
+  'block_vpn_proxies',
+  'watermark_enabled',
+  'sort_priority',
+  'crypto_confirmations',
+  'max_risk_level',
+  'delivery_text',
+  'service_text',
+  'delivery_time',
+  'dynamic_webhook',
+  'image_id',
+  'image_url',
+  'billing_interval',
+  'billing_interval_count',
+  'license_activation_limit',
+  'license_duration_days',
+  'created_at',
+  'updated_at',
+] as const satisfies readonly (keyof ProductsTable)[];
+const everyProductColumn: Exclude<keyof ProductsTable, (typeof productColumns)[number]> extends never ? true : never =
+  true;
+void everyProductColumn;
+
+/** A line of an order being completed: the line, its product (unless deleted), the serials it reserved. */
+export interface CompletionLine {
+  item: OrderItemRow;
+  product: ProductRow | undefined;
+  /** The serials the line had reserved at creation, claimed now, oldest first (ties by id). */
+  claimedSerials: string[];
+}
+
+/**
+ * Completing an order's lines, first step, in one round trip: the lines in line order, each with its product and
+ * with the serials it reserved at creation, claimed (`claimed`, `claimed_at = now`). Call it under the order's row
+ * lock. The products are held FOR KEY SHARE: they cannot be deleted before the licenses and subscriptions that
+ * will name them are written, while their stock can still change (a share lock on the product row, not the row
+ * lock of an order's creation).
+ */
+export async function claimCompletionLines(
+  trx: Transaction<Database>,
+  shopId: string,
+  orderId: string,
+  now: Date,
+): Promise<CompletionLine[]> {
+  const product = sql.join(productColumns.map((c) => sql`p.${sql.ref(c)} as ${sql.ref(`product__${c}`)}`));
+  const { rows } = await sql<OrderItemRow & { claimed_serials: string[] | null } & Record<string, unknown>>`
+    with claimed as (
+      update product_serials set status = 'claimed', claimed_at = ${now}
+      where shop_id = ${shopId} and status = 'reserved'
+        and order_item_id in (select id from order_items where shop_id = ${shopId} and order_id = ${orderId})
+      returning order_item_id, serial, created_at, id
+    )
+    select i.*, p.id is not null as product__found, ${product},
+      (select array_agg(c.serial order by date_trunc('milliseconds', c.created_at), c.id collate "C")
+        from claimed c where c.order_item_id = i.id) as claimed_serials
+    from order_items i
+    left join lateral (
+      select * from products where products.shop_id = i.shop_id and products.id = i.product_id for key share
+    ) p on true
+    where i.shop_id = ${shopId} and i.order_id = ${orderId}
+    order by i.position`.execute(trx);
+  return rows.map((row) => {
+    const item: Record<string, unknown> = {};
+    const productRow: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(row)) {
+      if (key.startsWith('product__')) productRow[key.slice('product__'.length)] = value;
+      else if (key !== 'claimed_serials') item[key] = value;
+    }
+    const found = productRow.found === true;
+    delete productRow.found;
+    return {
+      item: item as unknown as OrderItemRow,
+      product: found ? (productRow as unknown as ProductRow) : undefined,
+      claimedSerials: row.claimed_serials ?? [],
+    };
+  });
+}
+
+/** How a completed line is delivered (its columns set by completeLines). */
+export interface LineDelivery {
+  id: string;
+  delivery_status: ItemDeliveryStatus;
+  delivered_at: Date | null;
+  delivered_items: Record<string, unknown> | null;
+}
+
+/**
+ * Completing an order's lines, last step, in one round trip: every line's delivery (its stock reservation released)
+ * and, when given, the payment attempt that paid the order. Returns the lines as they now are, in the order given.
+ */
+export async function completeLines(
+  trx: Transaction<Database>,
+  shopId: string,
+  lines: readonly LineDelivery[],
+  payment: ShopRow<'payment_attempts'> | undefined,
+): Promise<OrderItemRow[]> {
+  const pay = payment
+    ? sql`with paid as (${inShopForWrite(trx, shopId).insertInto('payment_attempts', payment)}) `
+    : sql``;
+  const { rows } = await sql<OrderItemRow>`${pay}
+    update order_items i set delivery_status = v.delivery_status, delivered_at = v.delivered_at,
+      delivered_items = v.delivered_items, reserved_stock = 0
+    from jsonb_to_recordset(${JSON.stringify(lines)}::jsonb)
+      as v(id text, delivery_status text, delivered_at timestamptz, delivered_items jsonb)
+    where i.shop_id = ${shopId} and i.id = v.id
+    returning i.*`.execute(trx);
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return lines.map((l) => {
+    const row = byId.get(l.id);
+    if (!row) throw new Error(`order item ${l.id} of shop ${shopId} was not updated`);
+    return row;
+  });
 }
 
 /** An invoice by its public id, of any shop: the hosted checkout knows only the uniqid. */

@@ -23,7 +23,7 @@ import { Effects, type UnitOfWork, type WriteOrigin } from '../platform/unit-of-
 import type { ReadDb } from '../../db/queries/shop-scope';
 import { loadSpec } from '../spec';
 import { bodyValue, readBody, type BodySchema } from './body';
-import { speedUpRouter } from './fast-router';
+import { speedUpParsing, speedUpRouter } from './fast-router';
 import type { RateLimiter } from './rate-limit';
 import {
   isSingleStatement,
@@ -280,6 +280,7 @@ export async function createApi(options: ApiOptions) {
 
   await api.init();
   speedUpRouter(api.router);
+  speedUpParsing(api.router);
   (api.validator as unknown as { preCompileRequestValidators(): void }).preCompileRequestValidators();
 
   return async function handle(req: Request, res: Response): Promise<void> {

@@ -115,8 +115,8 @@ export async function benchLicenseValidate(db: Kysely<Database>): Promise<Licens
       throw new Error(`validate is not answering as expected: ${check.status} ${JSON.stringify(answer).slice(0, 300)}`);
     }
     const runs = await sideBySide(
-      () => load(`${baseline.url}/licenses/validate`, key, { method: 'POST', shots }),
-      () => load(`${full.url}/dev/v1/licenses/validate`, key, { method: 'POST', shots }),
+      () => load(`${baseline.url}/licenses/validate`, key, { method: 'POST', shots, cost: true }),
+      () => load(`${full.url}/dev/v1/licenses/validate`, key, { method: 'POST', shots, cost: true }),
     );
     return {
       baseline: runs.baseline,

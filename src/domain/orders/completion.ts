@@ -7,9 +7,8 @@
 import * as orders from '../../../db/queries/orders';
 import * as attempts from '../../../db/queries/payment-attempts';
 import * as products from '../../../db/queries/products';
-import * as serials from '../../../db/queries/serials';
-import { shopById } from '../../../db/queries/shops';
-import type { ItemDeliveryStatus, OrderItemRow, OrderRow, ProductRow } from '../../../db/tables';
+import type { ShopRow } from '../../../db/queries/shop-scope';
+import type { ItemDeliveryStatus, OrderRow } from '../../../db/tables';
 import { ApiError, NotFoundError } from '../../errors';
 import { newId } from '../../ids';
 import { mailDraft } from '../../mail/templates';
@@ -57,37 +56,36 @@ export async function completeInvoice(
   deps: CompletionDeps,
 ): Promise<OrderView> {
   const { trx, shopId, effects, now } = w;
-  const order = await orders.orderByIdForUpdate(trx, shopId, orderId);
-  if (!order) throw new NotFoundError('INVOICE_NOT_FOUND');
+  const locked = await orders.orderWithShopNameForUpdate(trx, shopId, orderId);
+  if (!locked) throw new NotFoundError('INVOICE_NOT_FOUND');
+  const { shop_name: shopName, ...order } = locked;
   if (order.status !== 'PENDING')
     throw new ApiError('ORDER_NOT_PENDING', `The order is ${order.status}; only a PENDING order can be completed.`);
   const gateway = options.gateway ?? order.gateway ?? 'MANUAL';
 
-  await recordPayment(w, order, gateway, options.attemptId);
+  // A gateway's attempt is marked PAID now; a manual completion's attempt is written with the lines below.
+  const payment = await recordPayment(w, order, gateway, options.attemptId);
 
-  const items = (await orders.itemsOfOrders(trx, shopId, [order.id])).get(order.id) ?? [];
-  const productRows = await products.productsByIdsForUpdate(
-    trx,
-    shopId,
-    [...new Set(items.flatMap((i) => (i.product_id ? [i.product_id] : [])))].sort(),
-  );
-  const deliveredItems: OrderItemRow[] = [];
+  // The lines with their products, and the serials they reserved claimed, in one round trip.
+  const lines = await orders.claimCompletionLines(trx, shopId, order.id, now);
+  const items = lines.map((l) => l.item);
+  const deliveries: orders.LineDelivery[] = [];
   const mailItems: { title: string; content: string[] }[] = [];
-  for (const item of items) {
-    const product = item.product_id ? productRows.get(item.product_id) : undefined;
-    const delivered = await deliver(w, order, { item, product }, deps.checkoutBaseUrl);
+  for (const line of lines) {
+    const { item, product } = line;
+    const delivered = await deliver(w, order, line, deps.checkoutBaseUrl);
     // A license product's units each issue a key (src/domain/licenses/issuing.ts); other items pass unchanged.
     const d = await withLicenses(w, order, item, product, delivered);
-    deliveredItems.push(
-      await orders.updateOrderItem(trx, shopId, item.id, {
-        delivery_status: d.status,
-        delivered_at: d.status === 'DELIVERED' ? now : null,
-        delivered_items: d.items === null ? null : JSON.stringify(d.items),
-        reserved_stock: 0,
-      }),
-    );
+    deliveries.push({
+      id: item.id,
+      delivery_status: d.status,
+      delivered_at: d.status === 'DELIVERED' ? now : null,
+      delivered_items: d.items,
+    });
     if (d.mailContent.length > 0) mailItems.push({ title: item.product_title, content: d.mailContent });
   }
+  const deliveredItems =
+    deliveries.length > 0 || payment ? await orders.completeLines(trx, shopId, deliveries, payment) : [];
 
   const completed = await orders.updateOrder(trx, shopId, order.id, {
     status: 'COMPLETED',
@@ -105,8 +103,6 @@ export async function completeInvoice(
   // The part the buyer's wallet held for the order is taken from it now (src/domain/orders/wallet-orders.ts).
   await captureWalletHold(w, completed);
 
-  const shop = await shopById(trx, shopId);
-  const shopName = shop?.name ?? '';
   if (completed.customer_email !== null && options.suppressEmails !== true) {
     if (completed.kind === 'ORDER' || items.length > 0)
       effects.mail(
@@ -141,21 +137,24 @@ export async function completeInvoice(
   return (await withLicenseKeys(trx, shopId, [{ view, items: deliveredItems }], deps.readerScopes ?? [], now))[0]!;
 }
 
-/** The attempt that paid is PAID; without one (a manual completion) a PAID attempt is recorded for the invoice. */
+/**
+ * The attempt that paid is PAID now; without one (a manual completion) the PAID attempt to record for the invoice is
+ * returned, written with the lines (orders.completeLines).
+ */
 async function recordPayment(
   w: ShopWrite,
   order: OrderRow,
   gateway: string,
   attemptId: string | undefined,
-): Promise<void> {
+): Promise<ShopRow<'payment_attempts'> | undefined> {
   const { trx, shopId, now } = w;
   if (attemptId !== undefined) {
     const attempt = await attempts.attemptByIdForUpdate(trx, shopId, attemptId);
     if (!attempt || attempt.order_id !== order.id) throw new Error(`attempt ${attemptId} is not of order ${order.id}`);
     await attempts.updatePaymentAttempt(trx, shopId, attemptId, { status: 'PAID', paid_at: now });
-    return;
+    return undefined;
   }
-  await attempts.insertPaymentAttempt(trx, shopId, {
+  return {
     id: newId('pay'),
     order_id: order.id,
     gateway,
@@ -165,23 +164,24 @@ async function recordPayment(
     amount: amountDue(order),
     created_at: now,
     paid_at: now,
-  });
+  };
 }
 
 /** One line item delivered by its product's type. */
 async function deliver(
   w: ShopWrite,
   order: OrderRow,
-  { item, product }: { item: OrderItemRow; product: ProductRow | undefined },
+  { item, product, claimedSerials }: orders.CompletionLine,
   checkoutBaseUrl: string,
 ): Promise<Delivered> {
-  const { trx, shopId, now } = w;
+  const { trx, shopId } = w;
   if (item.delivery_status === 'DELIVERED')
     return { status: 'DELIVERED', items: item.delivered_items, mailContent: [] };
   const text = product?.delivery_text ? [product.delivery_text] : [];
   switch (item.product_type) {
     case 'SERIALS': {
-      const values = await serials.claimReservedSerials(trx, shopId, item.id, now);
+      // Claimed with the lines (orders.claimCompletionLines).
+      const values = claimedSerials;
       // Reserved at creation under the product lock; fewer means the reservation was lost: refuse, roll back.
       if (values.length !== item.quantity)
         throw new Error(`order item ${item.id}: ${values.length} reserved serials for quantity ${item.quantity}`);
