@@ -70,7 +70,9 @@ function job(options: { allowPrivateTargets?: boolean; timeoutMs?: number } = {}
       logger: t.logger,
       secrets,
       allowPrivateTargets: options.allowPrivateTargets ?? true,
-      timeoutMs: options.timeoutMs ?? 2000,
+      // Long enough for a receiver in this process to answer while the embedded database (on the same thread)
+      // works through a burst of attempts on a loaded machine; the tests of time-outs set their own.
+      timeoutMs: options.timeoutMs ?? 10_000,
       random: () => 0.5, // no jitter: the schedule is checked exactly
     }),
   );
