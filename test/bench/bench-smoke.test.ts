@@ -19,7 +19,11 @@ const expectedRows: [RegExp, string][] = [
   [/^GET \/orders\?limit=50, authenticated/, 'req/s'],
   [/^GET \/orders page \d+ vs page 1, p50 latency$/, 'ms'],
   [/^POST \/orders \(/, 'req/s'],
+  [/^POST \/orders, \d+ buyers at once, all of ONE product/, 'req/s'],
   [/^POST \/orders\/\{id\}\/complete, serial delivered$/, 'req/s'],
+  [/^POST \/orders \(one line, returning buyer\), EMBEDDED database$/, 'req/s'],
+  [/^POST \/orders, \d+ buyers of ONE product, EMBEDDED database$/, 'req/s'],
+  [/^POST \/orders\/\{id\}\/complete, serial delivered, EMBEDDED database$/, 'req/s'],
   [/^Idempotent replay vs original/, 'ms'],
   [/^POST \/licenses\/validate$/, 'req/s'],
   [/^Webhook delivery, one worker/, 'events/s'],
@@ -65,6 +69,11 @@ function figure(cell: string, unit: string): number {
         expect(target).toMatch(/^(—|[≥≤<] .+)$/);
         expect(result).toMatch(target === '—' ? /^—$/ : /^(pass|FAIL)$/);
       });
+      // The cost table: each write row's round trips and CPU per request, counted, on both sides.
+      for (const row of ['POST /orders (one line', 'POST /orders/{id}/complete', 'POST /licenses/validate']) {
+        const line = doc.split('\n').find((l) => l.startsWith(`| ${row}`) && /round trips|\| [\d.]+ \|/i.test(l));
+        expect(line).toMatch(/^\| .+ \(\d+\) \| \d+\.\d \| \d+\.\d \| \d+\.\d\d ms \| \d+\.\d\d ms \|$/);
+      }
       for (const line of [
         '- CPU: ',
         '- Node: v',

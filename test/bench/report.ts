@@ -115,14 +115,14 @@ const costText = (c: Cost | undefined, what: 'roundTrips' | 'cpuMs') =>
 /** The cost table: per request, round trips to PostgreSQL and the server's CPU, whole stack beside baseline. */
 export function costTable(rows: Row[]): string {
   const lines = [
-    '| # | Scenario | Round trips, whole stack | Round trips, baseline | CPU per request, whole stack | CPU per request, baseline |',
-    '|---|---|---|---|---|---|',
+    '| Scenario (row) | Round trips, whole stack | Round trips, baseline | CPU per request, whole stack | CPU per request, baseline |',
+    '|---|---|---|---|---|',
   ];
   rows.forEach((r, i) => {
     if (!r.cost) return;
     const { full, baseline } = r.cost;
     lines.push(
-      `| ${i + 1} | ${r.scenario} | ${costText(full, 'roundTrips')} | ${costText(baseline, 'roundTrips')} | ` +
+      `| ${r.scenario} (${i + 1}) | ${costText(full, 'roundTrips')} | ${costText(baseline, 'roundTrips')} | ` +
         `${costText(full, 'cpuMs')} | ${costText(baseline, 'cpuMs')} |`,
     );
   });

@@ -159,8 +159,9 @@ async function main(): Promise<void> {
         full: licenses.full.rps,
         baseline: licenses.baseline.rps,
         ratio: licenses.ratio,
+        cost: { full: licenses.full.cost, baseline: licenses.baseline.cost },
         baselineIs: `bare express + pg + auth route running the same validation statement (${settings.licenses.toLocaleString('en')} licenses)`,
-        target: { on: 'ratio', op: '>=', value: 0.9 },
+        target: { on: 'ratio', op: '>=', value: 0.95 },
       },
       {
         scenario:
