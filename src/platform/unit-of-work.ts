@@ -4,6 +4,7 @@
 // and commits; all of it or none of it. A serialization failure or deadlock rolls everything back and the work runs
 // again from the start, a bounded number of times, with fresh effects each attempt.
 import { sql, type Kysely, type Transaction } from 'kysely';
+import { withStatementTimeout } from '../../db/postgres-dialect';
 import type { Database } from '../../db/tables';
 import { ApiError } from '../errors';
 import type { Logger } from '../logger';
@@ -188,7 +189,7 @@ export async function writeWithin<T>(
 }
 
 export class UnitOfWork {
-  private readonly timeout: string;
+  private readonly timeoutMs: number;
   private readonly maxRetries: number;
   private readonly sinks: readonly EffectSink[];
   private readonly sleep: (ms: number) => Promise<void>;
@@ -199,7 +200,7 @@ export class UnitOfWork {
   ) {
     const ms = options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
     if (!Number.isInteger(ms) || ms < 0) throw new Error(`statement timeout must be a whole number of ms, not ${ms}`);
-    this.timeout = String(ms);
+    this.timeoutMs = ms;
     this.maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
     this.sinks = options.sinks ?? [];
     this.sleep = options.sleep ?? ((ms2) => new Promise((resolve) => setTimeout(resolve, ms2)));
@@ -212,14 +213,19 @@ export class UnitOfWork {
   async run<T>(origin: WriteOrigin, work: Work<T>): Promise<T> {
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.db.transaction().execute(async (trx) => {
-          // set_config(…, true) is SET LOCAL with a bound value: it ends with the transaction.
-          await sql`select set_config('statement_timeout', ${this.timeout}, true)`.execute(trx);
-          const effects = new Effects();
-          const result = await work(trx, effects);
-          await flushEffects(trx, this.sinks, effects.pending, origin);
-          return result;
-        });
+        return await withStatementTimeout(this.timeoutMs, (timeout) =>
+          this.db.transaction().execute(async (trx) => {
+            // Where `begin` could not set it (PGlite): set_config(…, true) is SET LOCAL with a bound value, and
+            // ends with the transaction.
+            if (!timeout.applied) {
+              await sql`select set_config('statement_timeout', ${String(timeout.ms)}, true)`.execute(trx);
+            }
+            const effects = new Effects();
+            const result = await work(trx, effects);
+            await flushEffects(trx, this.sinks, effects.pending, origin);
+            return result;
+          }),
+        );
       } catch (err) {
         if (!isRetryable(err)) throw err;
         if (attempt >= this.maxRetries) {
