@@ -6,12 +6,18 @@
 import { Client } from 'pg';
 
 let statements = 0;
+const recorders = new Set<string[]>();
 const query = Client.prototype.query as (...args: unknown[]) => unknown;
 (Client.prototype as unknown as { query: (...args: unknown[]) => unknown }).query = function countedQuery(
   this: Client,
   ...args: unknown[]
 ) {
   statements++;
+  if (recorders.size > 0) {
+    const first = args[0] as string | { text?: string };
+    const text = typeof first === 'string' ? first : (first?.text ?? '?');
+    for (const r of recorders) r.push(text);
+  }
   return query.apply(this, args);
 };
 
@@ -41,4 +47,16 @@ export function measureCost(): { stop(requests: number): Cost } {
 /** Statements sent so far (for a test that counts one request's round trips). */
 export function statementsSent(): number {
   return statements;
+}
+
+/** Records the text of every statement sent until `stop()`, which returns them (a test's view of one request). */
+export function recordStatements(): { stop(): string[] } {
+  const texts: string[] = [];
+  recorders.add(texts);
+  return {
+    stop() {
+      recorders.delete(texts);
+      return texts;
+    },
+  };
 }
