@@ -136,6 +136,36 @@ postgresOnly('mail in the same write adds no round trip; a write with no effect 
   expect(recording.stop()).toEqual([expect.stringMatching(/^begin; set local/), 'commit']);
 });
 
+postgresOnly(
+  "only the unit of work's own transaction begins with the timeout: not another, not one it opens inside",
+  async () => {
+    const statementTimeout = async () =>
+      (await sql<{ t: string }>`select current_setting('statement_timeout') as t`.execute(t.db)).rows[0]!.t;
+    const before = await statementTimeout();
+    const recording = recordStatements();
+    await t.db.transaction().execute(async (trx) => {
+      await sql`select 1 as outside`.execute(trx);
+    });
+    await uow.run({ ...origin(shops.live!), credentialId: undefined }, async () => {
+      await t.db.transaction().execute(async (trx) => {
+        await sql`select 1 as nested`.execute(trx);
+      });
+    });
+    expect(recording.stop()).toEqual([
+      'begin',
+      'select 1 as outside',
+      'commit',
+      expect.stringMatching(/^begin; set local statement_timeout = \d+$/),
+      'begin',
+      'select 1 as nested',
+      'commit',
+      'commit',
+    ]);
+    // SET LOCAL: gone with the transaction, the pool's next use has the server's setting.
+    expect(await statementTimeout()).toBe(before);
+  },
+);
+
 const receipt: ReceiptData = {
   shopName: 'Flush Shop',
   uniqid: '0b6f3c52-8a0e-4d55-9d1b-2f64f3e0c9a1',
