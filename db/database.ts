@@ -2,9 +2,10 @@
 // (PGlite) in a data directory, so `npm start` works on a bare machine. Both return numeric and int8 as strings.
 import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { Kysely, PGliteDialect, PostgresDialect } from 'kysely';
+import { Kysely, PGliteDialect } from 'kysely';
 import { Pool, types as pgTypes } from 'pg';
 import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
+import { WritePathPostgresDialect } from './postgres-dialect';
 import type { Database } from './tables';
 import { timestamptzParser } from './timestamptz';
 
@@ -38,7 +39,7 @@ export function openPostgres(connectionString: string, max = 10): DatabaseHandle
   pool.on('connect', (client) => {
     client.on('error', () => undefined);
   });
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new WritePathPostgresDialect({ pool }) });
   return { db, kind: 'postgres', close: () => db.destroy() };
 }
 

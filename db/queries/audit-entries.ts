@@ -12,7 +12,12 @@ export const auditEntriesPage = pageOf('audit_entries');
 
 /** Writes one entry in the given transaction (the write's own, or the one a refusal is recorded in). */
 export async function insertAuditEntry(trx: Transaction<Database>, shopId: string, row: NewAuditEntry): Promise<void> {
-  await inShopForWrite(trx, shopId).insertInto('audit_entries', row).execute();
+  await auditEntryInsert(trx, shopId, row).execute();
+}
+
+/** The insert of one entry, for a statement that writes more (a write's flush, db/queries/batch.ts). */
+export function auditEntryInsert(trx: Transaction<Database>, shopId: string, row: NewAuditEntry) {
+  return inShopForWrite(trx, shopId).insertInto('audit_entries', row);
 }
 
 /** The names of the shop's credentials with these ids (a page's actors), by id. */

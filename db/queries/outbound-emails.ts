@@ -1,16 +1,36 @@
 // The mail queue (outbound_emails): rows written in the transaction of the change that sends them, claimed by the
 // mail worker with FOR UPDATE SKIP LOCKED and a lease, then settled as SENT, RECORDED (no SMTP server configured:
 // the row is the record) or FAILED, or put back in the queue for a later attempt.
-import type { Transaction, Updateable } from 'kysely';
+import { sql, type Transaction, type Updateable } from 'kysely';
 import type { Database, OutboundEmailRow, OutboundEmailsTable } from '../tables';
 import { inShop, inShopForWrite, type ReadDb, type ShopRow } from './shop-scope';
 
-export async function insertEmail(
-  trx: Transaction<Database>,
-  shopId: string,
-  row: ShopRow<'outbound_emails'>,
-): Promise<void> {
-  await inShopForWrite(trx, shopId).insertInto('outbound_emails', row).execute();
+/** A message as the shop sees it in either mode: what a live shop sends, and what a test shop sends. */
+export interface RenderedForModes {
+  live: { subject: string; html: string; text: string };
+  test: { subject: string; html: string; text: string };
+}
+
+export type NewEmail = Omit<ShopRow<'outbound_emails'>, 'subject' | 'html' | 'text'> & { rendered: RenderedForModes };
+
+/**
+ * The insert of messages queued for the shop; the statement reads the shop's mode and keeps the rendering made for
+ * it, so queueing costs no look-up of the shop. A shop that does not exist has no mode: the insert is refused.
+ */
+export function emailsInsert(trx: Transaction<Database>, shopId: string, rows: readonly NewEmail[]) {
+  const livemode = sql<boolean>`(select livemode from shops where id = ${shopId})`;
+  // case without else: no mode, no text, and the not-null columns refuse the row.
+  const inMode = (live: string, test: string) =>
+    sql<string>`case ${livemode} when true then ${live} when false then ${test} end` as unknown as string;
+  return inShopForWrite(trx, shopId).insertInto(
+    'outbound_emails',
+    rows.map(({ rendered, ...row }) => ({
+      ...row,
+      subject: inMode(rendered.live.subject, rendered.test.subject),
+      html: inMode(rendered.live.html, rendered.test.html),
+      text: inMode(rendered.live.text, rendered.test.text),
+    })),
+  );
 }
 
 /**

@@ -12,14 +12,6 @@ import type {
 import { byIdOf } from './shop-rows';
 import { inShop, inShopForWrite, type ReadDb, type ShopRow } from './shop-scope';
 
-export async function insertDeliveries(
-  trx: Transaction<Database>,
-  shopId: string,
-  rows: ShopRow<'webhook_deliveries'>[],
-): Promise<void> {
-  if (rows.length > 0) await inShopForWrite(trx, shopId).insertInto('webhook_deliveries', rows).execute();
-}
-
 export async function insertAttempts(
   trx: Transaction<Database>,
   shopId: string,

@@ -1,5 +1,5 @@
 // A shop's webhook endpoints.
-import { sql, type Transaction, type Updateable } from 'kysely';
+import { sql, type Expression, type Transaction, type Updateable } from 'kysely';
 import type { Database, WebhookEndpointRow, WebhookEndpointsTable } from '../tables';
 import { byIdOf, pageOf, type PageRow } from './shop-rows';
 import { inShop, inShopForWrite, type ReadDb, type ShopRow } from './shop-scope';
@@ -24,19 +24,16 @@ export async function webhookEndpointForUpdate(
     .executeTakeFirst();
 }
 
-/** Enabled endpoints of the shop subscribed to this event type (by name or by `*`). */
-export async function endpointsSubscribedTo(
-  db: ReadDb,
-  shopId: string,
-  type: string,
-): Promise<Pick<WebhookEndpointRow, 'id' | 'url'>[]> {
+/**
+ * Enabled endpoints of the shop subscribed to an event type (by name or by `*`): a query for the statement that
+ * writes the events' deliveries (db/queries/events.ts), where `type` is the event row's column.
+ */
+export function subscribedEndpoints(db: ReadDb, shopId: string, type: Expression<string>) {
   return inShop(db, shopId)
     .selectFrom('webhook_endpoints')
     .select(['id', 'url'])
     .where('enabled', '=', true)
-    .where(sql<boolean>`events && array[${type}, '*']::text[]`)
-    .orderBy('id')
-    .execute();
+    .where(sql<boolean>`events && array[${type}, '*']::text[]`);
 }
 
 export async function insertWebhookEndpoint(

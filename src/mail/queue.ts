@@ -2,8 +2,7 @@
 // error refuses the write instead of losing the message later. The worker's mail job (src/worker/mail.ts) sends it
 // after commit. Here, in the mail layer, because queueing renders the templates (src/mail/templates.ts).
 import type { Transaction } from 'kysely';
-import { insertEmail } from '../../db/queries/outbound-emails';
-import { shopById } from '../../db/queries/shops';
+import { emailsInsert, type NewEmail } from '../../db/queries/outbound-emails';
 import type { Database } from '../../db/tables';
 import { newId } from '../ids';
 import type { Clock } from '../platform/clock';
@@ -11,8 +10,25 @@ import type { EffectSink, MailDraft } from '../platform/unit-of-work';
 import { inMode, renderMail } from './templates';
 
 /**
+ * The row of `message`, due at `now`, rendered for both modes: the statement that queues it keeps the one of the
+ * shop's mode (a test shop's message is marked as test mode, `inMode`), so no writer reads the shop first.
+ */
+function queuedEmail(message: MailDraft, now: Date): NewEmail {
+  const rendered = renderMail(message.template, message.data);
+  return {
+    id: newId('eml'),
+    to_address: message.to,
+    template: message.template,
+    rendered: { live: inMode(rendered, true), test: inMode(rendered, false) },
+    status: 'QUEUED',
+    next_attempt_at: now,
+    created_at: now,
+  };
+}
+
+/**
  * Renders `message` and queues it for the shop inside `trx` (it commits, or rolls back, with the change that sent
- * it); due at `now`. A test shop's message is marked as test mode (`inMode`). Returns the new row's id (`eml_…`).
+ * it); due at `now`. Returns the new row's id (`eml_…`).
  */
 export async function queueMail(
   trx: Transaction<Database>,
@@ -20,34 +36,22 @@ export async function queueMail(
   message: MailDraft,
   now: Date,
 ): Promise<string> {
-  const shop = await shopById(trx, shopId);
-  if (!shop) throw new Error(`mail queued for shop ${shopId}, which does not exist`);
-  const rendered = inMode(renderMail(message.template, message.data), shop.livemode);
-  const id = newId('eml');
-  await insertEmail(trx, shopId, {
-    id,
-    to_address: message.to,
-    template: message.template,
-    subject: rendered.subject,
-    html: rendered.html,
-    text: rendered.text,
-    status: 'QUEUED',
-    next_attempt_at: now,
-    created_at: now,
-  });
-  return id;
+  const row = queuedEmail(message, now);
+  await emailsInsert(trx, shopId, [row]).execute();
+  return row.id;
 }
 
-/** The effect sink of `Effects.mail`: queues each pending message for the writing shop. */
+/** The effect sink of `Effects.mail`: queues the pending messages for the writing shop, in the flush's statement. */
 export function mailSink(clock: Clock): EffectSink {
   return {
     kinds: ['mail'],
-    async write(trx, effects, origin) {
+    write(trx, effects, origin, batch) {
       if (effects.mail.length === 0) return;
       const shopId = origin.shopId;
       if (!shopId) throw new Error(`${origin.operationId} queued mail without a shop; mail is always a shop's`);
       const now = (origin.clock ?? clock).now();
-      for (const message of effects.mail) await queueMail(trx, shopId, message, now);
+      const rows = effects.mail.map((message) => queuedEmail(message, now));
+      batch.add({ steps: [{ name: 'new_emails', query: emailsInsert(trx, shopId, rows) }] });
     },
   };
 }

@@ -17,9 +17,7 @@
 //   - not recorded: 401 (not past authentication), 429 (a flood would write a row per request: the limit is what
 //     keeps the trail's growth bounded), 5xx (the server failed; the request was not decided), reads, and the
 //     public operations (OAuth token exchange: no shop, no credential to record).
-import type { Transaction } from 'kysely';
-import { insertAuditEntry, type NewAuditEntry } from '../../db/queries/audit-entries';
-import type { Database } from '../../db/tables';
+import { auditEntryInsert, insertAuditEntry, type NewAuditEntry } from '../../db/queries/audit-entries';
 import type { ApiError } from '../errors';
 import { operations } from '../generated/operations';
 import { newId } from '../ids';
@@ -106,16 +104,19 @@ export function auditSink(): EffectSink {
     table.get(operationId) ?? { action: operationId, resourceType: 'unknown', resourceParam: undefined };
   return {
     kinds: ['audit'],
-    async write(trx, pending: PendingEffects, origin) {
+    write(trx, pending: PendingEffects, origin, batch) {
       if (!isAudited(origin)) return;
       if (origin.status === undefined) {
         throw new Error(`the audited write ${origin.operationId} was not told its response status before commit`);
       }
-      await insert(trx, origin, factsOf(origin.operationId), origin.status, null, pending.audit[0]);
+      const row = entryRow(origin, factsOf(origin.operationId), origin.status, null, pending.audit[0]);
+      // In the flush's statement, with the write's events and mail.
+      batch.add({ steps: [{ name: 'new_audit_entry', query: auditEntryInsert(trx, origin.shopId, row) }] });
     },
     async rejected(trx, origin, error) {
       if (!isAudited(origin) || !isRecordedRefusal(error)) return;
-      await insert(trx, origin, factsOf(origin.operationId), error.status, error.code, undefined);
+      const row = entryRow(origin, factsOf(origin.operationId), error.status, error.code, undefined);
+      await insertAuditEntry(trx, origin.shopId, row);
     },
   };
 }
@@ -134,17 +135,6 @@ function isAudited(origin: WriteOrigin): origin is AuditedOrigin {
     origin.request !== undefined &&
     origin.request.credentialKind !== undefined
   );
-}
-
-async function insert(
-  trx: Transaction<Database>,
-  origin: AuditedOrigin,
-  facts: AuditedOperation,
-  status: number,
-  errorCode: string | null,
-  draft: AuditDraft | undefined,
-): Promise<void> {
-  await insertAuditEntry(trx, origin.shopId, entryRow(origin, facts, status, errorCode, draft));
 }
 
 let sharedTable: Map<string, AuditedOperation> | undefined;

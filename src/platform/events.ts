@@ -1,5 +1,6 @@
 // The events outbox. `writeEvent` records what happened, inside the transaction of the change it describes, and
-// queues one delivery (with its first, PENDING, log entry) to every enabled endpoint of the shop subscribed to it.
+// queues one delivery (with its first, PENDING, log entry) to every enabled endpoint of the shop subscribed to it,
+// in the one statement that writes the event (in a unit of work, the flush's statement: `eventsSink`).
 // A rolled-back transaction takes the event and its deliveries with it; a committed one is delivered by the worker
 // (src/worker/webhook-delivery.ts), at least once, whatever happens to this process.
 //
@@ -9,13 +10,12 @@
 import type { Transaction } from 'kysely';
 import type { Database, EventRow } from '../../db/tables';
 import type { ShopRow } from '../../db/queries/shop-scope';
-import { insertEvent } from '../../db/queries/events';
-import { endpointsSubscribedTo } from '../../db/queries/webhook-endpoints';
-import { insertAttempts, insertDeliveries } from '../../db/queries/webhook-deliveries';
+import { executeBatch, type BatchPart } from '../../db/queries/batch';
+import { eventsWithDeliveries, type WrittenEvent } from '../../db/queries/events';
 import { newId } from '../ids';
 import type { Clock } from './clock';
 import { eventData } from './event-data';
-import type { EffectSink } from './unit-of-work';
+import type { EffectSink, EventDraft } from './unit-of-work';
 
 /**
  * Hears every event written, in the transaction that writes it, after the event and its deliveries: `data` is what
@@ -46,6 +46,7 @@ export function eventBody(type: string, dataJson: string, livemode?: boolean): s
   return `{"event":${JSON.stringify(type)},"data":${dataJson}${mode}}`;
 }
 
+/** Writes one event and its deliveries in one statement, then lets the consumers hear it (see `writeEvents`). */
 export async function writeEvent(
   trx: Transaction<Database>,
   shopId: string,
@@ -53,63 +54,71 @@ export async function writeEvent(
   given: unknown,
   options: EmitOptions,
 ): Promise<{ event: EventRow; attemptIds: string[] }> {
-  const now = options.clock.now();
-  // Here, where every event enters the outbox: no emitter can store or send a secret (a license key) by mistake.
-  const data = eventData(type, given);
-  const event = await insertEvent(trx, shopId, {
-    id: newId('evt'),
-    type,
-    data: JSON.stringify(data),
-    created_at: now,
-  });
-  const endpoints = options.endpoint ? [options.endpoint] : await endpointsSubscribedTo(trx, shopId, type);
-  const attemptIds = await queueDeliveries(trx, shopId, event, endpoints, now);
-  if (!options.endpoint) for (const consumer of options.consumers) await consumer(trx, shopId, event, data);
-  return { event, attemptIds };
+  const [written] = await writeEvents(trx, shopId, [{ type, data: given }], options);
+  return written!;
 }
 
-async function queueDeliveries(
+/**
+ * Writes events for writes outside a unit of work (a worker's job, a renewal, a seed) and tests: the events and their
+ * deliveries in one statement, then the consumers.
+ */
+export async function writeEvents(
   trx: Transaction<Database>,
   shopId: string,
-  event: EventRow,
-  endpoints: readonly { id: string; url: string }[],
-  now: Date,
-): Promise<string[]> {
-  const plans = endpoints.map((e) => ({ endpoint: e, deliveryId: newId('whd'), attemptId: newId('whl') }));
-  await insertDeliveries(
-    trx,
-    shopId,
-    plans.map((p) => ({
-      id: p.deliveryId,
-      endpoint_id: p.endpoint.id,
-      event_id: event.id,
-      status: 'PENDING' as const,
-      next_attempt_at: now,
-      pending_attempt_id: p.attemptId,
-      created_at: now,
-      updated_at: now,
-    })),
-  );
-  await insertAttempts(
-    trx,
-    shopId,
-    plans.map((p) =>
-      queuedAttempt({
-        id: p.attemptId,
-        deliveryId: p.deliveryId,
-        endpointId: p.endpoint.id,
-        eventId: event.id,
-        eventType: event.type,
-        url: p.endpoint.url,
-        attempt: 1,
-        dueAt: now,
-      }),
-    ),
-  );
-  return plans.map((p) => p.attemptId);
+  drafts: readonly EventDraft[],
+  options: EmitOptions,
+): Promise<{ event: EventRow; attemptIds: string[] }[]> {
+  if (drafts.length === 0) return [];
+  const { part, heard } = eventsPart(trx, shopId, drafts, options);
+  const [rows] = await executeBatch(trx, [part]);
+  return heard(rows as WrittenEvent[]);
 }
 
-/** The log entry of an attempt queued for `dueAt` (status PENDING): the first, a retry, or a manual one. */
+/**
+ * The one rule of an event's entry into the outbox, whoever writes it: its data as `eventData` leaves it, one
+ * delivery (with its first, PENDING, log entry) to every enabled endpoint of the shop subscribed to it (or to the
+ * one endpoint of a test event), all in the statement of `part`; then, given what that statement read back,
+ * `heard` lets the consumers hear each event, in order, and answers the events with their attempts' ids.
+ */
+function eventsPart(
+  trx: Transaction<Database>,
+  shopId: string,
+  drafts: readonly EventDraft[],
+  options: EmitOptions,
+): {
+  part: BatchPart<WrittenEvent>;
+  heard: (rows: WrittenEvent[]) => Promise<{ event: EventRow; attemptIds: string[] }[]>;
+} {
+  const now = options.clock.now();
+  const dataOf = new Map<string, unknown>();
+  const events = drafts.map((draft) => {
+    // Here, where every event enters the outbox: no emitter can store or send a secret (a license key) by mistake.
+    const data = eventData(draft.type, draft.data);
+    const id = newId('evt');
+    dataOf.set(id, data);
+    return { id, type: draft.type, data: JSON.stringify(data), created_at: now };
+  });
+  const part = eventsWithDeliveries(trx, shopId, events, {
+    deliveryIdSeed: newId('whd'),
+    attemptIdSeed: newId('whl'),
+    endpoint: options.endpoint && { id: options.endpoint.id, url: options.endpoint.url },
+  });
+  const heard = async (rows: WrittenEvent[]) => {
+    const written = rows.map(({ attempt_ids: attemptIds, ...event }) => ({ event: event as EventRow, attemptIds }));
+    if (!options.endpoint) {
+      for (const { event } of written) {
+        for (const consumer of options.consumers) await consumer(trx, shopId, event, dataOf.get(event.id));
+      }
+    }
+    return written;
+  };
+  return { part, heard };
+}
+
+/**
+ * The log entry of an attempt queued for `dueAt` (status PENDING): a retry or a manual one. (The first is written
+ * with its delivery, by the statement that writes the event: db/queries/events.ts.)
+ */
 export function queuedAttempt(a: {
   id: string;
   deliveryId: string;
@@ -138,15 +147,21 @@ export function queuedAttempt(a: {
   };
 }
 
-/** Writes the events a unit of work collected (`effects.emit`) through `writeEvent`, in its transaction. */
+/**
+ * Writes the events a unit of work collected (`effects.emit`) in the flush's statement, each with its deliveries;
+ * the consumers hear them once it ran, in the same transaction.
+ */
 export function eventsSink(consumers: readonly EventConsumer[], clock: Clock): EffectSink {
   return {
     kinds: ['events'],
-    async write(trx, pending, origin) {
+    write(trx, pending, origin, batch) {
       if (pending.events.length === 0) return;
       if (!origin.shopId) throw new Error('an event needs a shop');
-      const at = origin.clock ?? clock;
-      for (const e of pending.events) await writeEvent(trx, origin.shopId, e.type, e.data, { consumers, clock: at });
+      const { part, heard } = eventsPart(trx, origin.shopId, pending.events, {
+        consumers,
+        clock: origin.clock ?? clock,
+      });
+      batch.add(part, heard);
     },
   };
 }

@@ -3,7 +3,13 @@
 // collected side effects (events, mail, audit entries) through the registered sinks inside that same transaction,
 // and commits; all of it or none of it. A serialization failure or deadlock rolls everything back and the work runs
 // again from the start, a bounded number of times, with fresh effects each attempt.
+//
+// What the write path itself costs in round trips is fixed, whatever the work: the `begin` that also sets the
+// timeout (on PostgreSQL, db/postgres-dialect.ts), one statement for the whole flush (the sinks add their inserts to
+// one batch, db/queries/batch.ts), and `commit`.
 import { sql, type Kysely, type Transaction } from 'kysely';
+import { executeBatch, type BatchPart } from '../../db/queries/batch';
+import { withStatementTimeout } from '../../db/postgres-dialect';
 import type { Database } from '../../db/tables';
 import { ApiError } from '../errors';
 import type { Logger } from '../logger';
@@ -107,13 +113,44 @@ export interface WriteRequestFacts {
 }
 
 /**
+ * The flush's one statement, built by the sinks: each adds the inserts of its effects as a part, and may ask for
+ * what its part reads back (the events as written) to be handed to `then`, which runs in the transaction once the
+ * statement has, and may write more (an event's consumers, when they act).
+ */
+export class FlushBatch {
+  private readonly parts: BatchPart<unknown>[] = [];
+  private readonly thens: (((rows: unknown[]) => Promise<unknown>) | undefined)[] = [];
+
+  add<R>(part: BatchPart<R>, then?: (rows: R[]) => Promise<unknown>): void {
+    this.parts.push(part as BatchPart<unknown>);
+    this.thens.push(then as ((rows: unknown[]) => Promise<unknown>) | undefined);
+  }
+
+  /** Sends the parts as one statement (none when nothing was added), then runs each part's `then` in order. */
+  async execute(trx: Transaction<Database>): Promise<void> {
+    if (this.parts.length === 0) return;
+    const results = await executeBatch(trx, this.parts);
+    for (const [i, then] of this.thens.entries()) await then?.(results[i]!);
+  }
+}
+
+/**
  * Writes one kind of pending effect inside the transaction (the events outbox, the mail queue, the audit trail).
  * Registered once at start; each sink says which kinds it takes.
  */
 export interface EffectSink {
   kinds: readonly (keyof PendingEffects)[];
-  /** Called in every write transaction, just before commit (also with nothing pending: the audit of the request). */
-  write(trx: Transaction<Database>, effects: PendingEffects, origin: WriteOrigin): Promise<void>;
+  /**
+   * Called in every write transaction, just before commit (also with nothing pending: the audit of the request).
+   * A sink adds its inserts to `batch`, so the whole flush is one statement; one that writes by statements of its
+   * own may, in `trx`, before the batch is sent.
+   */
+  write(
+    trx: Transaction<Database>,
+    effects: PendingEffects,
+    origin: WriteOrigin,
+    batch: FlushBatch,
+  ): void | Promise<void>;
   /**
    * Called after a write was rolled back by a business rule (a 4xx), in a transaction of its own: what must be
    * recorded of a refused request (its audit line) survives the rollback of the change it asked for.
@@ -153,8 +190,9 @@ export type Work<T> = (trx: Transaction<Database>, effects: Effects) => Promise<
 export type ShopOrigin = WriteOrigin & { shopId: string };
 
 /**
- * Writes the pending effects through the sinks, in the write's transaction. Refuses the whole write when an
- * effect has no sink: an effect nobody writes would be lost silently.
+ * Writes the pending effects through the sinks, in the write's transaction: what they add to the flush's batch goes
+ * in one statement. Refuses the whole write when an effect has no sink: an effect nobody writes would be lost
+ * silently.
  */
 export async function flushEffects(
   trx: Transaction<Database>,
@@ -167,7 +205,9 @@ export async function flushEffects(
       throw new Error(`no sink is registered for ${kind}; the write is refused rather than losing them`);
     }
   }
-  for (const sink of sinks) await sink.write(trx, pending, origin);
+  const batch = new FlushBatch();
+  for (const sink of sinks) await sink.write(trx, pending, origin, batch);
+  await batch.execute(trx);
 }
 
 /**
@@ -188,7 +228,7 @@ export async function writeWithin<T>(
 }
 
 export class UnitOfWork {
-  private readonly timeout: string;
+  private readonly timeoutMs: number;
   private readonly maxRetries: number;
   private readonly sinks: readonly EffectSink[];
   private readonly sleep: (ms: number) => Promise<void>;
@@ -199,7 +239,7 @@ export class UnitOfWork {
   ) {
     const ms = options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
     if (!Number.isInteger(ms) || ms < 0) throw new Error(`statement timeout must be a whole number of ms, not ${ms}`);
-    this.timeout = String(ms);
+    this.timeoutMs = ms;
     this.maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
     this.sinks = options.sinks ?? [];
     this.sleep = options.sleep ?? ((ms2) => new Promise((resolve) => setTimeout(resolve, ms2)));
@@ -212,14 +252,19 @@ export class UnitOfWork {
   async run<T>(origin: WriteOrigin, work: Work<T>): Promise<T> {
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.db.transaction().execute(async (trx) => {
-          // set_config(…, true) is SET LOCAL with a bound value: it ends with the transaction.
-          await sql`select set_config('statement_timeout', ${this.timeout}, true)`.execute(trx);
-          const effects = new Effects();
-          const result = await work(trx, effects);
-          await flushEffects(trx, this.sinks, effects.pending, origin);
-          return result;
-        });
+        return await withStatementTimeout(this.timeoutMs, (timeout) =>
+          this.db.transaction().execute(async (trx) => {
+            // Where `begin` could not set it (PGlite): set_config(…, true) is SET LOCAL with a bound value, and
+            // ends with the transaction.
+            if (!timeout.applied) {
+              await sql`select set_config('statement_timeout', ${String(timeout.ms)}, true)`.execute(trx);
+            }
+            const effects = new Effects();
+            const result = await work(trx, effects);
+            await flushEffects(trx, this.sinks, effects.pending, origin);
+            return result;
+          }),
+        );
       } catch (err) {
         if (!isRetryable(err)) throw err;
         if (attempt >= this.maxRetries) {
