@@ -1,5 +1,5 @@
 // `npm start`: runs the compiled server (dist/src/server.js) in this process, first compiling whatever changed since
-// the last start. Running the TypeScript through tsx cost about a second of every start (a second process, loader
+// the last start (`npm run worker` and `npm run cli` run the worker and the admin CLI the same way). Running the TypeScript through tsx cost about a second of every start (a second process, loader
 // hooks, on-the-fly transforms); compiled JavaScript starts at once.
 //
 // dist/.start-manifest.json records the SHA-1 of every source file (the folders tsconfig.build.json includes) and of
@@ -8,7 +8,8 @@
 // of a deleted source is removed. TypeScript is loaded only when something changed: a fresh clone compiles everything
 // once (a few seconds), an edit recompiles one file. As with tsx, type errors do not stop a start (`npm run
 // typecheck` checks them); syntax errors do. Plain JavaScript, so that nothing has to compile it.
-// `node codegen/start.mjs --compile-only` brings dist/ up to date and exits (`npm run bench` uses it).
+// `node codegen/start.mjs --compile-only` brings dist/ up to date and exits (`npm run bench` uses it);
+// `node codegen/start.mjs --cli <command…>` runs the admin CLI from dist/ (`npm run cli`), `--worker` the worker.
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire, enableCompileCache } from 'node:module';
@@ -145,14 +146,31 @@ function copySpec() {
   if (!existsSync(target) || readFileSync(target, 'utf8') !== source) writeAtomic(target, source);
 }
 
+/** The schema image beside the compiled db/schema-image.js, where it looks for it (db/image/ in dist/). */
+function copySchemaImage() {
+  const from = join(root, 'db', 'image');
+  if (!existsSync(from)) return;
+  for (const name of readdirSync(from)) {
+    const source = readFileSync(join(from, name));
+    const target = join(dist, 'db', 'image', name);
+    if (!existsSync(target) || !readFileSync(target).equals(source)) writeAtomic(target, source);
+  }
+}
+
+// This script's own options come before `--cli`; everything after it is the CLI's.
+const cliAt = process.argv.indexOf('--cli');
+const options = process.argv.slice(2, cliAt < 0 ? undefined : cliAt);
+
 bringDistUpToDate();
 copySpec();
-if (process.argv.includes('--compile-only')) {
+copySchemaImage();
+if (options.includes('--compile-only')) {
   // Also the parsed contract beside it (src/spec.ts writes openapi.yaml.cache on its first load from dist/).
   require(join(dist, 'src', 'spec.js')).specJson();
 } else {
   // V8's compiled code of every module, kept between starts (node_modules/.cache is where tools keep caches).
   enableCompileCache(join(root, 'node_modules', '.cache', 'node-compile-cache'));
   process.setSourceMapsEnabled(true); // stack traces name the TypeScript lines, as under tsx
-  require(join(dist, 'src', process.argv.includes('--worker') ? join('worker', 'main.js') : 'server.js'));
+  if (cliAt >= 0) require(join(dist, 'src', 'ops', 'cli.js')).main(process.argv.slice(cliAt + 1));
+  else require(join(dist, 'src', options.includes('--worker') ? join('worker', 'main.js') : 'server.js'));
 }
