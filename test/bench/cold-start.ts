@@ -4,7 +4,7 @@
 // directory, and PostgreSQL (a migrated database holding a shop and key made beforehand); against the bare express +
 // pg server (test/bench/bare-server.mjs) started on that same PostgreSQL database. Median of settings.coldRuns starts
 // each. Also the embedded server's resident memory once idle after a restart (settings.idleSeconds after its first
-// 200: its validators compiled, nothing asked), and the wall time of one admin CLI command on PostgreSQL as
+// 200: its validators compiled, nothing asked) beside the PostgreSQL server's, and the wall time of one admin CLI command on PostgreSQL as
 // `npm run cli` runs it (`key list`, a read: the process start, the database opened, one query, the exit).
 // Without DATABASE_URL the PostgreSQL rows and the baseline are not measured (a bare pg server needs a server).
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -26,6 +26,8 @@ export interface ColdStartBench {
   /** RSS of the restarted embedded server once idle, MB, per restart. */
   embeddedIdleRssMb: number[];
   postgres: number[] | null;
+  /** RSS of the PostgreSQL server once idle, MB, per start: the embedded figure's baseline. */
+  postgresIdleRssMb: number[] | null;
   bare: number[] | null;
   /** Wall time of `npm run cli -- key list` on PostgreSQL, ms, per run. */
   cli: number[] | null;
@@ -79,22 +81,24 @@ export async function benchColdStart(runs = settings.coldRuns): Promise<ColdStar
       );
 
     const embeddedOnly = { embeddedFresh, embeddedExisting, embeddedIdleRssMb };
-    if (!process.env.DATABASE_URL) return { ...embeddedOnly, postgres: null, bare: null, cli: null };
+    if (!process.env.DATABASE_URL)
+      return { ...embeddedOnly, postgres: null, postgresIdleRssMb: null, bare: null, cli: null };
     const database = await createTestDatabase(); // migrated, as a restart finds it
     try {
       const shop = await admin.createShop(database.db, { name: 'Cold', plan: 'business' });
       const { key } = await admin.createApiKey(database.db, { shopId: shop.id, scopes: ['*'] });
       const env = { DATABASE_URL: database.url!, SEED_DEMO: 'false' };
       const postgres: number[] = [];
+      const postgresIdleRssMb: number[] = [];
       const bare: number[] = [];
       // Alternating, so both see the same machine.
       for (let i = 0; i < runs; i++) {
         bare.push((await coldRun('bare', env, key)).first200Ms);
-        postgres.push((await coldRun('full', env, key)).first200Ms);
+        postgres.push((await coldRun('full', env, key, postgresIdleRssMb)).first200Ms);
       }
       const cli: number[] = [];
       for (let i = 0; i < runs; i++) cli.push(cliRun(env, ['key', 'list', '--shop', shop.id, '--json']));
-      return { ...embeddedOnly, postgres, bare, cli };
+      return { ...embeddedOnly, postgres, postgresIdleRssMb, bare, cli };
     } finally {
       await database.close();
     }
