@@ -9,7 +9,8 @@ COPY src ./src
 COPY handlers ./handlers
 COPY db ./db
 # The parsed contract is cached beside it (dist/openapi.yaml.cache, see src/spec.ts): no YAML parse at each start.
-RUN npx tsc -p tsconfig.build.json && cp openapi.yaml dist/openapi.yaml \
+# The schema image beside the compiled code (db/schema-image.ts): a first start unpacks it instead of migrating.
+RUN npx tsc -p tsconfig.build.json && cp openapi.yaml dist/openapi.yaml && cp -r db/image dist/db/image \
  && node -e "require('./dist/src/spec').specJson()" && test -s dist/openapi.yaml.cache
 
 FROM node:24-bookworm-slim AS runtime
@@ -24,5 +25,5 @@ EXPOSE 3000
 # With DATABASE_URL unset the embedded database lives in /data: mount a volume there to keep it.
 VOLUME ["/data"]
 HEALTHCHECK --interval=30s --timeout=3s CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
-# The heap flags of `npm start` (package.json): see README, "Memory".
-CMD ["node", "--max-semi-space-size=20", "--max-old-space-size=384", "dist/src/server.js"]
+# The flags of `npm start` (package.json): see README, "Memory".
+CMD ["node", "--max-semi-space-size=20", "--max-old-space-size=384", "--liftoff-only", "dist/src/server.js"]

@@ -1,5 +1,5 @@
 // `npm start`: runs the compiled server (dist/src/server.js) in this process, first compiling whatever changed since
-// the last start. Running the TypeScript through tsx cost about a second of every start (a second process, loader
+// the last start (`npm run worker` and `npm run cli` run the worker and the admin CLI the same way). Running the TypeScript through tsx cost about a second of every start (a second process, loader
 // hooks, on-the-fly transforms); compiled JavaScript starts at once.
 //
 // dist/.start-manifest.json records the SHA-1 of every source file (the folders tsconfig.build.json includes) and of
@@ -8,9 +8,20 @@
 // of a deleted source is removed. TypeScript is loaded only when something changed: a fresh clone compiles everything
 // once (a few seconds), an edit recompiles one file. As with tsx, type errors do not stop a start (`npm run
 // typecheck` checks them); syntax errors do. Plain JavaScript, so that nothing has to compile it.
-// `node codegen/start.mjs --compile-only` brings dist/ up to date and exits (`npm run bench` uses it).
+// `node codegen/start.mjs --compile-only` brings dist/ up to date and exits (`npm run bench` uses it);
+// `node codegen/start.mjs --cli <command…>` runs the admin CLI from dist/ (`npm run cli`), `--worker` the worker.
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire, enableCompileCache } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import console from 'node:console';
@@ -41,19 +52,29 @@ function writeAtomic(path, text) {
   renameSync(tmp, path);
 }
 
-/** The compiled tree's inputs: every .ts source (not .d.ts) under tsconfig.build.json's `include`, by hash. */
-function sources() {
+const statKey = (st) => `${st.size}:${st.mtimeMs}`;
+
+/**
+ * The compiled tree's inputs: every .ts source (not .d.ts) under tsconfig.build.json's `include`, by hash. A file
+ * whose size and modification time are those the last start recorded keeps its recorded hash unread (reading and
+ * hashing every source was ~70 ms of every start and every CLI command); any other is read and hashed.
+ */
+function sources(previous) {
   const { include } = readJson(join(root, 'tsconfig.build.json')) ?? {};
   if (!Array.isArray(include)) throw new Error('tsconfig.build.json: no "include" list');
   const files = new Map();
+  const stats = new Map();
   for (const dir of include) {
     for (const entry of readdirSync(join(root, dir), { recursive: true, withFileTypes: true })) {
       if (!entry.isFile() || !entry.name.endsWith('.ts') || entry.name.endsWith('.d.ts')) continue;
       const rel = relative(root, join(entry.parentPath, entry.name));
-      files.set(rel, sha1(readFileSync(join(root, rel))));
+      const key = statKey(statSync(join(root, rel)));
+      const known = previous?.stats?.[rel] === key ? previous.files?.[rel] : undefined;
+      files.set(rel, known ?? sha1(readFileSync(join(root, rel))));
+      stats.set(rel, key);
     }
   }
-  return files;
+  return { files, stats };
 }
 
 /** What the output depends on besides the sources: the compiler settings and version. */
@@ -113,15 +134,21 @@ function compile(stale) {
 }
 
 function bringDistUpToDate() {
-  const files = sources();
-  const settings = settingsHash();
   const previous = readJson(manifestPath);
+  const { files, stats } = sources(previous);
+  const settings = settingsHash();
   const known = previous?.settings === settings ? (previous.files ?? {}) : {};
   const stale = [...files]
     .filter(([rel, hash]) => known[rel] !== hash || !existsSync(outputOf(rel)))
     .map(([rel]) => rel);
   const removed = Object.keys(known).filter((rel) => !files.has(rel));
-  if (stale.length === 0 && removed.length === 0) return;
+  const manifest = () =>
+    JSON.stringify({ settings, files: Object.fromEntries(files), stats: Object.fromEntries(stats) });
+  if (stale.length === 0 && removed.length === 0) {
+    // Touched but unchanged sources (a checkout, a save without edits): record their new times once.
+    if ([...stats].some(([rel, key]) => previous?.stats?.[rel] !== key)) writeAtomic(manifestPath, manifest());
+    return;
+  }
 
   const started = Date.now();
   const errors = stale.length ? compile(stale) : [];
@@ -133,26 +160,46 @@ function bringDistUpToDate() {
     console.error(`Cannot start: the TypeScript sources do not parse.\n${errors.join('')}`);
     process.exit(1);
   }
-  writeAtomic(manifestPath, JSON.stringify({ settings, files: Object.fromEntries(files) }));
+  writeAtomic(manifestPath, manifest());
   const what = [`${stale.length} file(s) compiled`, ...(removed.length ? [`${removed.length} removed`] : [])];
   console.error(`start: dist/ brought up to date (${what.join(', ')}) in ${Date.now() - started} ms`);
 }
 
+/** A copy that carries its source's modification time, so that an unchanged source is known by its stat alone. */
+function copyIfChanged(source, target) {
+  const from = statSync(source);
+  const to = existsSync(target) ? statSync(target) : undefined;
+  if (to && statKey(to) === statKey(from)) return;
+  writeAtomic(target, readFileSync(source));
+  utimesSync(target, from.atime, from.mtime);
+}
+
 /** The contract beside the compiled code, where src/spec.ts looks for it (as in the Docker image). */
 function copySpec() {
-  const source = readFileSync(join(root, 'openapi.yaml'), 'utf8');
-  const target = join(dist, 'openapi.yaml');
-  if (!existsSync(target) || readFileSync(target, 'utf8') !== source) writeAtomic(target, source);
+  copyIfChanged(join(root, 'openapi.yaml'), join(dist, 'openapi.yaml'));
 }
+
+/** The schema image beside the compiled db/schema-image.js, where it looks for it (db/image/ in dist/). */
+function copySchemaImage() {
+  const from = join(root, 'db', 'image');
+  if (!existsSync(from)) return;
+  for (const name of readdirSync(from)) copyIfChanged(join(from, name), join(dist, 'db', 'image', name));
+}
+
+// This script's own options come before `--cli`; everything after it is the CLI's.
+const cliAt = process.argv.indexOf('--cli');
+const options = process.argv.slice(2, cliAt < 0 ? undefined : cliAt);
 
 bringDistUpToDate();
 copySpec();
-if (process.argv.includes('--compile-only')) {
+copySchemaImage();
+if (options.includes('--compile-only')) {
   // Also the parsed contract beside it (src/spec.ts writes openapi.yaml.cache on its first load from dist/).
   require(join(dist, 'src', 'spec.js')).specJson();
 } else {
   // V8's compiled code of every module, kept between starts (node_modules/.cache is where tools keep caches).
   enableCompileCache(join(root, 'node_modules', '.cache', 'node-compile-cache'));
   process.setSourceMapsEnabled(true); // stack traces name the TypeScript lines, as under tsx
-  require(join(dist, 'src', process.argv.includes('--worker') ? join('worker', 'main.js') : 'server.js'));
+  if (cliAt >= 0) require(join(dist, 'src', 'ops', 'cli.js')).main(process.argv.slice(cliAt + 1));
+  else require(join(dist, 'src', options.includes('--worker') ? join('worker', 'main.js') : 'server.js'));
 }

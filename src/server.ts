@@ -1,12 +1,8 @@
 // Process entry: configuration, database (migrated), first-run demo, listen, graceful shutdown.
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
-import { sql, type Kysely } from 'kysely';
-import { DEFAULT_MIGRATION_TABLE } from 'kysely/migration';
 import { openDatabase, DatabaseBusyError } from '../db/database';
 import { migrateToLatest } from '../db/migrate';
-import { migrations } from '../db/migrations';
-import type { Database } from '../db/tables';
 import { shopCount } from '../db/queries/shops';
 import { createApp } from './app';
 import { ConfigError, loadConfig } from './config';
@@ -17,27 +13,14 @@ import { scheduleIdempotencyPurge } from './platform/idempotency';
 import { systemClock } from './platform/clock';
 import { createWorker } from './worker';
 
-/**
- * Whether every migration is already recorded: one query, where the Migrator introspects the schema and takes its
- * lock first (about 0.2 s of a restart on PGlite). Anything else (a new migration, a fresh database) runs the Migrator.
- */
-async function migrationsUpToDate(db: Kysely<Database>): Promise<boolean> {
-  try {
-    const { rows } = await sql<{ name: string }>`select name from ${sql.table(DEFAULT_MIGRATION_TABLE)}`.execute(db);
-    const applied = new Set(rows.map((r) => r.name));
-    const known = Object.keys(migrations);
-    return applied.size === known.length && known.every((name) => applied.has(name));
-  } catch {
-    return false; // no migration table yet
-  }
-}
-
 async function main(): Promise<void> {
   const started = Date.now();
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
   const database = await openDatabase(config);
-  const applied = (await migrationsUpToDate(database.db)) ? [] : await migrateToLatest(database.db);
+  if (database.created?.unpacked) logger.info('embedded database created from the schema image');
+  else if (database.created) logger.info('embedded database created by initdb', { why: database.created.reason });
+  const applied = await migrateToLatest(database.db);
   if (applied.length) logger.info('migrations applied', { migrations: applied });
 
   // Loaded only when used: the demo's fixture validator and the Redis client cost ~170 ms of every start otherwise.

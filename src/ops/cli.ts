@@ -743,9 +743,13 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   }
 }
 
-// Run as a program (not imported): stdin is read only if a command asks for it (see CliIo.stdin).
-if (require.main === module) {
-  void runCli(process.argv.slice(2), {
+/**
+ * The program: argv to the CLI, its output to this process, its exit code as the process's. `npm run cli` runs it
+ * from the compiled tree (codegen/start.mjs --cli); `tsx src/ops/cli.ts` runs it from source. Stdin is read only if
+ * a command asks for it (see CliIo.stdin).
+ */
+export function main(argv: string[]): Promise<void> {
+  return runCli(argv, {
     stdin: () => readFileSync(0, 'utf8'),
     stdout: (s) => process.stdout.write(s),
     stderr: (s) => process.stderr.write(s),
@@ -753,3 +757,5 @@ if (require.main === module) {
     process.exitCode = code;
   });
 }
+
+if (require.main === module) void main(process.argv.slice(2));

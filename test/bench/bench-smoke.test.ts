@@ -28,9 +28,11 @@ const expectedRows: [RegExp, string][] = [
   [/^POST \/licenses\/validate$/, 'req/s'],
   [/^Webhook delivery, one worker/, 'events/s'],
   [/^Webhook delivery to \d+ endpoints beside one answering after/, 'events/s'],
-  [/^Cold start to first 200, embedded, empty data directory$/, 'ms'],
+  [/^Cold start to first 200, embedded, empty data directory/, 'ms'],
   [/^Cold start to first 200, embedded, existing data directory$/, 'ms'],
   [/^Cold start to first 200, PostgreSQL$/, 'ms'],
+  [/^RSS of the embedded server, idle/, 'MB'],
+  [/^Admin CLI command, PostgreSQL/, 'ms'],
   [/^Peak RSS of the server process/, 'MB'],
 ];
 

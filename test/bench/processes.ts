@@ -8,10 +8,21 @@ import { join } from 'node:path';
 
 const root = join(__dirname, '..', '..');
 
+const scripts = () =>
+  (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+
 /** The node flags `npm start` gives the server (package.json's start script), so the bench measures what ships. */
 function startFlags(): string[] {
-  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: { start: string } };
-  return pkg.scripts.start.split(/\s+/).filter((arg) => arg.startsWith('--'));
+  return scripts()
+    .start!.split(/\s+/)
+    .filter((arg) => arg.startsWith('--'));
+}
+
+/** `npm run cli` without npm (package.json's cli script: node, its flags, the launcher); the command follows. */
+export function cliCommand(): { command: string; args: string[] } {
+  const [node, ...args] = scripts().cli!.split(/\s+/);
+  if (node !== 'node') throw new Error(`package.json's cli script does not start with node: ${scripts().cli}`);
+  return { command: process.execPath, args };
 }
 
 export type ServerKind = 'full' | 'bare';

@@ -19,6 +19,8 @@ export const settings = {
   rounds: num('BENCH_ROUNDS', 5, 1),
   /** `npm start`-style starts per cold-start setting. */
   coldRuns: num('BENCH_COLD_RUNS', 3, 1),
+  /** Seconds the restarted embedded server idles before its resident memory is read. */
+  idleSeconds: num('BENCH_IDLE_SECONDS', 5, 1),
   /** Orders of the list scenario; the deep page is the last full page of them. */
   orders: num('BENCH_ORDERS', 100_000, 2_000),
   /** Orders completed per measured run of the completion scenario (each request completes another order). */
