@@ -29,7 +29,10 @@ async function statementsOf(send: () => PromiseLike<{ status: number }>, status:
 pgOnly('POST /orders of one line for a returning buyer: at most 8 round trips', async () => {
   const [p] = (await t.seed(shop, { products: [{ title: 'Svc', type: 'SERVICE', price: '5.00', stock: 100 }] }))
     .products;
-  await t.http.post('/dev/v1/webhooks').set(bearer(key)).send({ url: 'https://hooks.example.com/a', events: ['order:created'] });
+  await t.http
+    .post('/dev/v1/webhooks')
+    .set(bearer(key))
+    .send({ url: 'https://hooks.example.com/a', events: ['order:created'] });
   const order = () =>
     t.http
       .post('/dev/v1/orders')
@@ -37,6 +40,7 @@ pgOnly('POST /orders of one line for a returning buyer: at most 8 round trips', 
       .send({ email: 'returning@example.com', items: [{ product_id: p, quantity: 1 }] });
   await order(); // the buyer's first order creates the customer
   const texts = await statementsOf(order, 201);
-  console.log(texts.map((s, i) => `${i + 1}. ${s.replace(/\s+/g, ' ').slice(0, 160)}`).join('\n'));
+  if (texts.length > 8)
+    console.log(texts.map((s, i) => `${i + 1}. ${s.replace(/\s+/g, ' ').slice(0, 160)}`).join('\n'));
   expect(texts.length).toBeLessThanOrEqual(8);
 });
