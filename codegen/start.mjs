@@ -200,6 +200,6 @@ if (options.includes('--compile-only')) {
   // V8's compiled code of every module, kept between starts (node_modules/.cache is where tools keep caches).
   enableCompileCache(join(root, 'node_modules', '.cache', 'node-compile-cache'));
   process.setSourceMapsEnabled(true); // stack traces name the TypeScript lines, as under tsx
-  if (cliAt >= 0) require(join(dist, 'src', 'ops', 'cli.js')).main(process.argv.slice(cliAt + 1));
+  if (cliAt >= 0) require(join(dist, 'src', 'ops', 'cli-main.js')).main(process.argv.slice(cliAt + 1));
   else require(join(dist, 'src', options.includes('--worker') ? join('worker', 'main.js') : 'server.js'));
 }

@@ -9,6 +9,7 @@ import { ConfigError, loadConfig } from './config';
 import { createHttpServer } from './http/client-error';
 import { collectValidators } from './http/validators';
 import { createLogger } from './logger';
+import { openCliChannel } from './ops/cli-channel';
 import { scheduleIdempotencyPurge } from './platform/idempotency';
 import { systemClock } from './platform/clock';
 import { createWorker } from './worker';
@@ -22,6 +23,15 @@ async function main(): Promise<void> {
   else if (database.created) logger.info('embedded database created by initdb', { why: database.created.reason });
   const applied = await migrateToLatest(database.db);
   if (applied.length) logger.info('migrations applied', { migrations: applied });
+  // The embedded database is this process's alone: the CLI's commands come here to run (src/ops/cli-channel.ts).
+  // Without it the server still serves; the CLI then reports the database in use, as it did before the channel.
+  const cliChannel =
+    database.kind === 'pglite'
+      ? await openCliChannel(database, config.dataDir, logger).catch((err: unknown) => {
+          logger.warn('the CLI cannot run beside this server', { error: (err as Error).message });
+          return undefined;
+        })
+      : undefined;
 
   // Loaded only when used: the demo's fixture validator and the Redis client cost ~170 ms of every start otherwise.
   let demo: Awaited<ReturnType<typeof import('./ops/admin').createDemo>> | undefined;
@@ -89,6 +99,7 @@ async function main(): Promise<void> {
       let code = 0;
       try {
         await worker?.stop();
+        await cliChannel?.close();
         await redis?.close().catch(() => undefined);
         await database.close();
         logger.info('stopped');
