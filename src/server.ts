@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { openDatabase, DatabaseBusyError } from '../db/database';
 import { migrateToLatest } from '../db/migrate';
-import { shopCount } from '../db/queries/shops';
+import { oldestLiveShopIds, shopCount } from '../db/queries/shops';
 import { createApp } from './app';
 import { ConfigError, loadConfig } from './config';
 import { createHttpServer } from './http/client-error';
@@ -85,7 +85,13 @@ async function main(): Promise<void> {
     console.log(`Try: curl -H "Authorization: Bearer ${demo.test_key}" ${base}/dev/v1/me`);
     console.log(`A sample pending order in TEST mode, to pay with the SANDBOX gateway: ${demo.test_checkout_url}\n`);
   } else {
-    console.log('  Create an API key with: npm run -s cli -- key create --shop <shop id> --scopes "*"\n');
+    // The CLI works beside this server (on the embedded database it runs its commands here): a hint to paste as is.
+    const [first, ...more] = await oldestLiveShopIds(database.db, 2);
+    console.log(
+      first
+        ? `  Create an API key${more.length ? ' (for the oldest shop)' : ''} with: npm run -s cli -- key create --shop ${first} --scopes "*"\n`
+        : '  Create a shop with: npm run -s cli -- shop create --name NAME, then a key: key create --shop <its id> --scopes "*"\n',
+    );
   }
 
   let stopping = false;

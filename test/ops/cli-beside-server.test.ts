@@ -192,9 +192,13 @@ test(
 );
 
 test(
-  'a restarted server replaces the stale socket, and removes the socket when it stops',
+  'a restarted server replaces the stale socket, names the shop in its banner, and removes the socket when it stops',
   async () => {
     const server = await startServer();
+    // The banner's hint is one to paste: it names the (oldest live) shop.
+    expect(server.output()).toContain(
+      `Create an API key with: npm run -s cli -- key create --shop ${shop} --scopes "*"\n`,
+    );
     const key = await cli(['key', 'create', '--shop', shop, '--scopes', 'orders.read', '--json']);
     expect(key.code).toBe(0);
     expect((await me(server.url, key.json.key)).status).toBe(200);
