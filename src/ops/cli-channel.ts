@@ -5,9 +5,10 @@
 // through runCli on its own open database, the very code a standalone run executes, and streams back what it prints
 // and the exit code. On PostgreSQL nothing of this runs: the CLI opens its own pool.
 //
-// Why not the PostgreSQL wire protocol (pglite-socket, or our own): it would serialise every statement of a command
-// through PGlite's single connection as a foreign session, and still need a second copy of every PGlite-specific
-// setting in the CLI; the command itself crossing is one small protocol and one code path for every command.
+// Why not the PostgreSQL wire protocol (pglite-socket, or a bridge of our own): PGlite has one connection, and a
+// bridge hands it to a socket client as a session of its own, which the server's own queries must then queue
+// behind or share; pglite-socket is also not installed and pins an older PGlite. Running the command in the server
+// puts its transactions in the server's own queue, and one small protocol covers every command on one code path.
 //
 // The protocol: one JSON line from the CLI ({ argv, env, cwd, stdin? }), then JSON lines from the server:
 // { stdout } and { stderr } as the command prints, { exit } last.
@@ -36,14 +37,14 @@ export function readsStdin(argv: string[]): boolean {
   return argv.some((a) => /^--[a-z][a-z-]*-stdin$/.test(a));
 }
 
-/** The words of the command (before its first option), for the log: never an option's value, which may be secret. */
-function commandWords(argv: string[]): string {
-  const words: string[] = [];
-  for (const a of argv) {
-    if (a.startsWith('-') || words.length === 3) break;
-    words.push(a);
-  }
-  return words.join(' ');
+/**
+ * The command's words (before its first option), for the log; never an option's value, which may be secret. After
+ * a usage error (exit code 2) not even those: a stray word there may be a value typed in the wrong place.
+ */
+function commandForLog(argv: string[], code: number): string {
+  if (code === 2) return '(usage error)';
+  const end = argv.findIndex((a) => a.startsWith('-'));
+  return argv.slice(0, end < 0 ? undefined : end).join(' ');
 }
 
 function isRequest(value: unknown): value is CliRequest {
@@ -127,7 +128,7 @@ export async function openCliChannel(database: DatabaseHandle, dataDir: string, 
     });
     send({ exit: code });
     socket.end();
-    logger.info('cli command', { command: commandWords(request.argv), exit_code: code });
+    logger.info('cli command', { command: commandForLog(request.argv, code), exit_code: code });
   };
 
   const server = createServer(serve);

@@ -174,9 +174,13 @@ test(
     const failedJson = await cli(['key', 'create', '--shop', 'shop_missing', '--scopes', '*', '--json']);
     expect([failedJson.code, failedJson.json]).toEqual([1, { error: { message: 'No shop with id shop_missing' } }]);
 
-    // The server logged the commands it ran, never what they printed or read.
+    const stray = await cli(['owner', 'create', 'hunter2-typed-as-a-word', '--shop', shop]);
+    expect(stray.code).toBe(2);
+
+    // The server logged the commands it ran, never what they printed or read, nor the words of a usage error.
     expect(server.output()).toMatch(/"command":"key create","exit_code":0/);
-    for (const s of [key.json.key, secret, password]) expect(server.output()).not.toContain(s);
+    expect(server.output()).toMatch(/"command":"\(usage error\)","exit_code":2/);
+    for (const s of [key.json.key, secret, password, 'hunter2']) expect(server.output()).not.toContain(s);
 
     // Killed: its lock and socket stay behind, and neither blocks the CLI.
     server.child.kill('SIGKILL');
