@@ -198,7 +198,7 @@ function copySchemaImage() {
 const bundles = {
   server: join('src', 'server.js'),
   worker: join('src', 'worker', 'main.js'),
-  cli: join('src', 'ops', 'cli.js'),
+  cli: join('src', 'ops', 'cli-main.js'),
 };
 const bundleDir = join(dist, 'bundle');
 const bundleManifestPath = join(bundleDir, '.manifest');
