@@ -2,12 +2,12 @@
 // contract and the site icon. No page may make a request to another host (each is answered "blocked" and fails the
 // test; a request the page's Content-Security-Policy stops before it is sent is caught as a violation), each HTML page
 // has no serious or critical axe-core finding, and "try it" in the reference calls this server and shows its answer.
-// Screenshots go to test-artifacts/ (DOCS_SCREENSHOTS=docs/screenshots writes the README's copies instead). Skipped
+// Screenshots go to test-artifacts/screenshots/ (UPDATE_SCREENSHOTS=1: to docs/screenshots/, the README's). Skipped
 // when /usr/bin/chromium is missing, like the other browser suites.
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { chromiumTest, haveChromium, launchChromium, type Chromium } from '../helpers/chromium';
 import { startTestApp, type TestApp } from '../helpers/test-app';
@@ -15,7 +15,8 @@ import { startTestApp, type TestApp } from '../helpers/test-app';
 const browserTest = chromiumTest('docs browser test');
 
 const root = join(__dirname, '..', '..');
-const screenshots = resolve(root, process.env.DOCS_SCREENSHOTS ?? 'test-artifacts');
+// Ids and ports differ on every run, so a plain run leaves the README's copies untouched (as the hosted pages' test).
+const screenshots = join(root, process.env.UPDATE_SCREENSHOTS === '1' ? 'docs' : 'test-artifacts', 'screenshots');
 const axeSource = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 
 let t: TestApp;
