@@ -1,17 +1,23 @@
 // Ajv errors -> the `details` of a 422: `{ field, message }` with readable field paths such as
 // `items[0].quantity`, `query.limit`, `path.id`, and a message written for a person ("must contain at least 1
 // item"), never Ajv's own wording ("must NOT have fewer than 1 items"). Not HTTP's alone: the request validator
-// (src/http/api.ts) and the theme document and settings rules (src/domain/themes/bases.ts) word their problems
-// through this one function, so a field path and a message read the same wherever a schema said no.
+// (src/http/api.ts), the theme document and settings rules (src/domain/themes/bases.ts) and the fixture checker
+// (src/ops/fixtures) word their problems here, so a message reads the same wherever a schema said no.
 import type { ErrorObject } from 'ajv';
 import type { ErrorDetail } from '../errors';
 
-function fieldPath(instancePath: string, extra?: string): string {
+/** A JSON pointer's segments, unescaped, with the child a keyword is about (a missing or unknown property). */
+function segmentsOf(instancePath: string, child?: string): string[] {
   const parts = instancePath
     .split('/')
     .slice(1)
     .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
-  if (extra !== undefined) parts.push(extra);
+  if (child !== undefined) parts.push(child);
+  return parts;
+}
+
+/** The request's segments as a field: `items[0].quantity`, `query.limit`, `header.x-request-id`, `body`. */
+function fieldPath(parts: string[]): string {
   const [where, ...rest] = parts;
   let path = where === 'requestBody' ? '' : where === 'header' ? 'header' : (where ?? '');
   for (const p of rest) path += /^\d+$/.test(p) ? `[${p}]` : path ? `.${p}` : p;
@@ -72,15 +78,22 @@ const numberBounds: Record<string, string> = {
   formatExclusiveMaximum: 'must be earlier than',
 };
 
-/** One Ajv error in words: the field it is about (often a child of the object Ajv reports on) and the sentence. */
-function describe(e: ErrorObject): ErrorDetail {
+interface Described {
+  /** Where, as pointer segments: often a child of the object Ajv reports on. */
+  parts: string[];
+  message: string;
+}
+
+/** One Ajv error in words: where it is and the sentence. */
+function describe(e: ErrorObject): Described {
   const p = e.params as Record<string, unknown>;
-  const at = (message: string, child?: string): ErrorDetail => ({ field: fieldPath(e.instancePath, child), message });
+  const at = (message: string, child?: string): Described => ({ parts: segmentsOf(e.instancePath, child), message });
   switch (e.keyword) {
     case 'required':
-      return p.missingProperty === 'requestBody'
-        ? { field: 'body', message: 'a request body is required' }
-        : at('is required', String(p.missingProperty));
+      return at(
+        p.missingProperty === 'requestBody' ? 'a request body is required' : 'is required',
+        String(p.missingProperty),
+      );
     case 'dependentRequired':
     case 'dependencies':
       return at(`is required when ${String(p.property)} is given`, String(p.missingProperty));
@@ -164,7 +177,8 @@ export function validationDetails(errors: ErrorObject[]): ErrorDetail[] {
   const details: ErrorDetail[] = [];
   for (const e of errors) {
     if (details.length === maxDetails) break;
-    const detail = describe(e);
+    const { parts, message } = describe(e);
+    const detail = { field: fieldPath(parts), message };
     const key = `${detail.field}\u0000${detail.message}`;
     if (!seen.has(key)) {
       seen.add(key);
@@ -172,4 +186,16 @@ export function validationDetails(errors: ErrorObject[]): ErrorDetail[] {
     }
   }
   return details;
+}
+
+/**
+ * The same sentences for a document that is not a request (the fixture file of `cli seed`): one line per problem,
+ * each led by its JSON pointer (`/products/0/title is required`, `/ must be an object`).
+ */
+export function schemaProblems(errors: ErrorObject[]): string[] {
+  return errors.map((e) => {
+    const { parts, message } = describe(e);
+    const pointer = parts.map((p) => p.replace(/~/g, '~0').replace(/\//g, '~1')).join('/');
+    return `/${pointer} ${message}`;
+  });
 }

@@ -5,7 +5,7 @@ import Ajv from 'ajv';
 import Ajv2020 from 'ajv/dist/2020';
 import type { AnySchema, ErrorObject } from 'ajv';
 import addFormats from 'ajv-formats';
-import { validationDetails } from '../../src/platform/validation-details';
+import { schemaProblems, validationDetails } from '../../src/platform/validation-details';
 
 // The options of the request validator and the theme validators (src/http/validators.ts, src/domain/themes/bases.ts).
 const ajv2020 = new Ajv2020({ allErrors: true, strict: false, discriminator: true });
@@ -279,4 +279,19 @@ test('a keyword nobody wrote a sentence for says "is not valid", never the messa
     message: 'must pass "x-unheard-of" keyword validation',
   } as ErrorObject;
   expect(validationDetails([custom])).toEqual([{ field: 'a', message: 'is not valid' }]);
+});
+
+test('a document that is not a request gets the same sentences, each led by its JSON pointer', () => {
+  const validate = ajv2020.compile({
+    type: 'object',
+    properties: {
+      products: { type: 'array', items: obj({ title: { type: 'string' } }, { required: ['title'] }) },
+      'a/b': { type: 'integer' },
+    },
+  });
+  expect(validate({ products: [{}], 'a/b': 'x' })).toBe(false);
+  expect(schemaProblems(validate.errors ?? [])).toEqual(['/products/0/title is required', '/a~1b must be an integer']);
+  const root = ajv2020.compile({ type: 'object' });
+  root([]);
+  expect(schemaProblems(root.errors ?? [])).toEqual(['/ must be an object']);
 });
