@@ -628,7 +628,7 @@ export interface paths {
         put?: never;
         /**
          * Create an order
-         * @description Creates a `PENDING` order (`payment_status` `PENDING`) for the given items and returns it with its hosted `checkout_url` (`{checkout_base}/invoice/<uniqid>`). `gateway`, when sent, must be a valid active gateway of the shop and preselects it. Each item's product must exist in the shop (404 `PRODUCT_NOT_FOUND`, `VARIANT_NOT_FOUND`), be purchasable (400 `PRODUCT_UNAVAILABLE`), have stock (400 `OUT_OF_STOCK`) and accept the quantity (400 `QUANTITY_OUT_OF_RANGE`). A `coupon_code` must exist (404 `COUPON_NOT_FOUND`), be unexpired (400 `COUPON_EXPIRED`), have uses left (400 `COUPON_MAX_USES_REACHED`) and apply to at least one item (400 `COUPON_NOT_APPLICABLE` when it is limited to other products, or is a `FIXED` coupon in another currency), by the same rules and code as `GET /coupons/code/{code}` with a `cart` of the same items. A buyer the shop's blacklist matches (see `GET /blacklist`; email, email domain, `country`, `ip_address`) is refused (400 `BUYER_BLOCKED`). Emits `order:created`. Money per line is `unit_price` (variant or product price plus the chosen options' adjustments) x `quantity`, rounded to the currency's minor unit, minus the best quantity-deal tier (`quantity_discount`), plus the add-ons (each price x `quantity`, rounded); the subtotal is the sum of the line totals, and a coupon applies to the (eligible) line totals, after the quantity discounts; tax is computed on what remains.
+         * @description Creates a `PENDING` order (`payment_status` `PENDING`) for the given items and returns it with its hosted `checkout_url` (`{checkout_base}/invoice/<uniqid>`). `gateway`, when sent, must be a valid active gateway of the shop and preselects it. Each item's product must exist in the shop (404 `PRODUCT_NOT_FOUND`, `VARIANT_NOT_FOUND`), be purchasable (400 `PRODUCT_UNAVAILABLE`), have stock (400 `OUT_OF_STOCK`) and accept the quantity (400 `QUANTITY_OUT_OF_RANGE`). A `coupon_code` must exist (404 `COUPON_NOT_FOUND`), be unexpired (400 `COUPON_EXPIRED`), have uses left (400 `COUPON_MAX_USES_REACHED`) and apply to at least one item (400 `COUPON_NOT_APPLICABLE` when it is limited to other products, or is a `FIXED` coupon in another currency), by the same rules and code as `GET /coupons/code/{code}` with a `cart` of the same items. A buyer the shop's blacklist matches (see `GET /blacklist`; email, email domain, `country`, `ip_address`) is refused (400 `BUYER_BLOCKED`). Emits `order:created`. Money per line is `unit_price` (variant or product price plus the chosen options' adjustments) x `quantity`, rounded to the currency's minor unit, minus the best quantity-deal tier (`quantity_discount`), plus the add-ons (each price x `quantity`, rounded); the subtotal is the sum of the line totals, and a coupon applies to the (eligible) line totals, after the quantity discounts; tax is computed on what remains. The request example runs as is on the demo shop's test mode (the `mdk_test_…` key the first `npm start` prints; `SANDBOX` is the gateway every test-mode shop has) once `product_id` is one of its products (`GET /products`).
          */
         post: operations["createOrder"];
         delete?: never;
@@ -10030,16 +10030,14 @@ export interface operations {
                 /**
                  * @example {
                  *       "email": "ada@example.com",
-                 *       "coupon_code": "SPRING10",
-                 *       "gateway": "STRIPE",
-                 *       "title": "Pro License",
+                 *       "gateway": "SANDBOX",
+                 *       "title": "Game Key",
                  *       "custom_fields": {
                  *         "discord": "ada#1234"
                  *       },
                  *       "items": [
                  *         {
                  *           "product_id": "prod_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
-                 *           "variant_id": "var_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
                  *           "quantity": 1,
                  *           "delivery_instructions": "Send to my Discord: ada#1234"
                  *         }

@@ -267,8 +267,8 @@ describe('parseFixtures, cross-field rules', () => {
         '  /customers/1/email duplicates /customers/0/email',
     );
     expect(() => parseFixtures({ products: [{ price: '1' }] }, new Date())).toThrow(
-      "The fixture file is not valid:\n  /products/0 must have required property 'title'",
+      'The fixture file is not valid:\n  /products/0/title is required',
     );
-    expect(() => parseFixtures([], new Date())).toThrow('The fixture file is not valid:\n  / must be object');
+    expect(() => parseFixtures([], new Date())).toThrow('The fixture file is not valid:\n  / must be an object');
   });
 });

@@ -1,4 +1,5 @@
 // The error envelope everywhere: request ids, validation details, 404/405/413/415, malformed JSON, and a clean 500.
+import request from 'supertest';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
 import { rowCounts } from '../helpers/counts';
 
@@ -166,12 +167,40 @@ describe('published contract and docs', () => {
     const json = await t.http.get('/openapi.json');
     expect(json.body.openapi).toMatch(/^3\.1/);
     const docs = await t.http.get('/docs');
-    expect(docs.text).toContain('/docs/redoc.standalone.js');
     expect(docs.text).not.toMatch(/https?:\/\//); // nothing loaded from another host
-    expect((await t.http.get('/docs/redoc.standalone.js')).status).toBe(200);
+    expect(docs.headers['content-security-policy']).toContain("default-src 'none'");
+    const bundle = /<script src="(\/docs\/scalar-[\d.]+\/standalone\.js)">/.exec(docs.text)?.[1];
+    expect(bundle).toBeDefined();
+    // A page's asset, not an API answer: plain supertest, no contract check.
+    const scalar = await request(t.app).head(bundle!);
+    expect(scalar.status).toBe(200);
+    expect(scalar.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+    // Another version's address is not ours to answer.
+    expect((await t.http.get('/docs/scalar-0.0.0/standalone.js')).status).toBe(404);
+    const start = await t.http.get('/docs/reference.js');
+    expect(start.text).toContain('"withDefaultFonts":false');
+    expect(start.text).toContain('"proxyUrl":""');
     const errors = await t.http.get('/docs/errors');
     for (const code of ['UNAUTHORIZED', 'VALIDATION_ERROR', 'PRODUCT_NOT_FOUND'])
       expect(errors.text).toContain(`id="${code}"`);
+    expect(errors.text).toContain('<code>details</code>');
+    expect(errors.text).not.toContain('`');
+  });
+  test('/favicon.ico and /favicon.svg are icons, cached for a day; every docs page links the SVG', async () => {
+    const ico = await t.http.get('/favicon.ico').buffer(true);
+    expect([ico.status, ico.headers['content-type'], ico.headers['cache-control']]).toEqual([
+      200,
+      'image/x-icon',
+      'public, max-age=86400',
+    ]);
+    // An ICO directory of one image, a PNG.
+    const body = ico.body as Buffer;
+    expect([body.readUInt16LE(2), body.readUInt16LE(4)]).toEqual([1, 1]);
+    expect(body.subarray(body.readUInt32LE(18), body.readUInt32LE(18) + 4).toString('latin1')).toBe('\x89PNG');
+    const svg = await t.http.get('/favicon.svg').buffer(true);
+    expect([svg.status, svg.headers['content-type']]).toEqual([200, 'image/svg+xml; charset=utf-8']);
+    for (const page of ['/docs', '/docs/errors'])
+      expect((await t.http.get(page)).text).toContain('<link rel="icon" href="/favicon.svg" type="image/svg+xml">');
   });
   test('/healthz and /readyz', async () => {
     expect((await t.http.get('/healthz')).body).toEqual({ status: 'ok' });

@@ -291,7 +291,7 @@ describe('documents, schema and revisions', () => {
     // Not a sections array at all.
     const flat = await save(s, id, { expected_revision: 1, document: { sections: 'none' } });
     expect(flat.status).toBe(422);
-    expect(flat.body.error.details).toEqual([{ field: 'document.sections', message: 'must be array' }]);
+    expect(flat.body.error.details).toEqual([{ field: 'document.sections', message: 'must be an array' }]);
     expect(await world(s.id)).toEqual(before);
   });
 
