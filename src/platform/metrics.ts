@@ -129,7 +129,7 @@ new Gauge({
 });
 new Gauge({
   name: `${prefix}db_pool_waiting_requests`,
-  help: 'Queries waiting for a pool connection (PostgreSQL; not reported on the embedded database).',
+  help: 'Queries waiting for a pool connection (PostgreSQL; always 0 on the embedded database, which has no pool).',
   registers: [registry],
   collect() {
     this.reset();
