@@ -1,9 +1,10 @@
 // PostgreSQL spans (tracing, issue 28): every statement Kysely sends, through the pool or PGlite, transactions
 // included, becomes a client span named by its verb and table ("select orders"), a child of the span active when it
-// was sent (the request's, or a worker job's). Its text and parameter values are never recorded: a statement can
-// carry a customer's e-mail or a credential hash. Off unless tracing is on: a database opened while no tracer was
-// given gets Kysely's own dialect, untouched, so an untraced server pays nothing per statement.
-import { SpanKind, SpanStatusCode, context, type Tracer } from '@opentelemetry/api';
+// was sent (the request's, or a worker job's); a statement sent outside any span, such as a worker's poll, makes
+// none. Its text and parameter values are never recorded: a statement can carry a customer's e-mail or a
+// credential hash. Off unless tracing is on: a database opened while no tracer was given gets Kysely's own dialect,
+// untouched, so an untraced server pays nothing per statement.
+import { SpanKind, SpanStatusCode, context, trace, type Tracer } from '@opentelemetry/api';
 import type { CompiledQuery, DatabaseConnection, Dialect, Driver, QueryResult, TransactionSettings } from 'kysely';
 
 let tracer: Tracer | undefined;
@@ -33,6 +34,10 @@ function traceConnection(connection: DatabaseConnection, spans: Tracer): Databas
   traced.add(connection);
   const execute = connection.executeQuery.bind(connection);
   connection.executeQuery = async <R>(query: CompiledQuery): Promise<QueryResult<R>> => {
+    // Only inside a request's or a job's span: the worker polls its queues every half second, and each empty poll
+    // would otherwise be a trace of its own.
+    const parent = context.active();
+    if (!trace.getSpan(parent)) return execute<R>(query);
     const { name, operation, table } = querySpanName(query.sql);
     const span = spans.startSpan(
       name,
@@ -44,7 +49,7 @@ function traceConnection(connection: DatabaseConnection, spans: Tracer): Databas
           ...(table ? { 'db.collection.name': table } : {}),
         },
       },
-      context.active(),
+      parent,
     );
     try {
       return await execute<R>(query);

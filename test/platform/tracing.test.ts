@@ -6,10 +6,12 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SpanKind } from '@opentelemetry/api';
+import { sql } from 'kysely';
 import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace';
 import { querySpanName } from '../../db/query-spans';
 import { loadSecretBox } from '../../src/platform/secret-box';
 import { startTracing, parseTraceparent, type Tracing } from '../../src/platform/tracing';
+import { mailJob } from '../../src/worker/mail';
 import { webhookDeliveryJob } from '../../src/worker/webhook-delivery';
 import type { Job } from '../../src/worker/worker';
 import { systemClock } from '../../src/platform/clock';
@@ -126,6 +128,23 @@ test('POST /orders -> complete -> webhook delivery: request spans, their stateme
     spanId: complete!.spanContext().spanId,
   });
   expect(delivery!.attributes).toMatchObject({ 'webhook.event_type': 'order:paid', 'job.outcome': 'delivered' });
+});
+
+test('a queued mail is a job span with its statements under it; a statement outside any span makes none', async () => {
+  const mail = mailJob(t.db, { clock: systemClock, logger: t.logger, smtpUrl: undefined, from: 'x@example.com' });
+  exporter.reset();
+  await sql`select 1`.execute(t.db);
+  expect(exporter.getFinishedSpans()).toEqual([]);
+  // The completion above queued the buyer's mail.
+  while ((await mail.runOnce()) > 0);
+  const sent = named('job mail');
+  expect(sent.length).toBeGreaterThan(0);
+  for (const span of sent) {
+    expect(span.attributes['job.outcome']).toBe('sent');
+    expect(childrenOf(span).map((s) => s.name)).toContainEqual(expect.stringMatching(/outbound_emails/));
+  }
+  // The polls that claimed the mail were outside any span: no root statement spans.
+  expect(exporter.getFinishedSpans().filter((s) => s.kind === SpanKind.CLIENT && !s.parentSpanContext)).toEqual([]);
 });
 
 test('every log line written inside a request carries its trace id', async () => {
