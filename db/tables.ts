@@ -1314,6 +1314,8 @@ export interface OutboundEmailsTable {
   provider_message_id: string | null;
   sent_at: NullableTimestamp;
   created_at: Timestamp;
+  /** W3C traceparent of the request that queued it (tracing on), for the mail span's link; null otherwise. */
+  traceparent: Generated<string | null>;
 }
 
 export type OutboundEmailRow = Selectable<OutboundEmailsTable>;

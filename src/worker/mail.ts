@@ -83,9 +83,9 @@ export function mailJob(db: Kysely<Database>, ctx: MailJobOptions): Job {
     }
   }
 
-  /** Tracing on: a span per message, its statements under it. */
+  /** Tracing on: a span per message, its statements under it, linked to the request that queued it. */
   async function handle(row: OutboundEmailRow, leaseUntil: Date, clock: Clock): Promise<void> {
-    const span = jobSpan('job mail', undefined, { email_id: row.id });
+    const span = jobSpan('job mail', row.traceparent, { email_id: row.id });
     if (!span) {
       await handleIn(row, leaseUntil, clock);
       return;

@@ -25,6 +25,9 @@ let product: string;
 let receiver: Server;
 let received = 0;
 let job: Job;
+/** The requests' spans: what the webhook delivery and the mail they queued link back to. */
+let creation: ReadableSpan;
+let completion: ReadableSpan;
 
 beforeAll(async () => {
   // Before the app and its database: both are built traced only while tracing is on.
@@ -89,6 +92,8 @@ test('POST /orders -> complete -> webhook delivery: request spans, their stateme
     expect(span.attributes['http.route']).toMatch(/^POST \/dev\/v1\/orders/);
   }
   expect(complete!.spanContext().traceId).not.toBe(create!.spanContext().traceId);
+  creation = create!;
+  completion = complete!;
 
   // Their statements are client spans under them: verb and table, no text, no values.
   const statements = childrenOf(create!);
@@ -130,7 +135,7 @@ test('POST /orders -> complete -> webhook delivery: request spans, their stateme
   expect(delivery!.attributes).toMatchObject({ 'webhook.event_type': 'order:paid', 'job.outcome': 'delivered' });
 });
 
-test('a queued mail is a job span with its statements under it; a statement outside any span makes none', async () => {
+test('a queued mail is a job span linked to the request that queued it; a statement outside any span makes none', async () => {
   const mail = mailJob(t.db, { clock: systemClock, logger: t.logger, smtpUrl: undefined, from: 'x@example.com' });
   exporter.reset();
   await sql`select 1`.execute(t.db);
@@ -139,10 +144,16 @@ test('a queued mail is a job span with its statements under it; a statement outs
   while ((await mail.runOnce()) > 0);
   const sent = named('job mail');
   expect(sent.length).toBeGreaterThan(0);
+  const requests = [creation, completion].map((s) => s.spanContext().spanId);
   for (const span of sent) {
     expect(span.attributes['job.outcome']).toBe('sent');
+    expect(span.parentSpanContext).toBeUndefined();
     expect(childrenOf(span).map((s) => s.name)).toContainEqual(expect.stringMatching(/outbound_emails/));
+    expect(span.links).toHaveLength(1);
+    expect(requests).toContain(span.links[0]!.context.spanId);
   }
+  // The buyer's receipt was queued by the completion.
+  expect(sent.map((s) => s.links[0]!.context.spanId)).toContain(completion.spanContext().spanId);
   // The polls that claimed the mail were outside any span: no root statement spans.
   expect(exporter.getFinishedSpans().filter((s) => s.kind === SpanKind.CLIENT && !s.parentSpanContext)).toEqual([]);
 });
