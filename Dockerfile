@@ -8,10 +8,13 @@ COPY tsconfig.json tsconfig.build.json openapi.yaml ./
 COPY src ./src
 COPY handlers ./handlers
 COPY db ./db
-# The parsed contract is cached beside it (dist/openapi.yaml.cache, see src/spec.ts): no YAML parse at each start.
-# The schema image beside the compiled code (db/schema-image.ts): a first start unpacks it instead of migrating.
-RUN npx tsc -p tsconfig.build.json && cp openapi.yaml dist/openapi.yaml && cp -r db/image dist/db/image \
- && node -e "require('./dist/src/spec').specJson()" && test -s dist/openapi.yaml.cache
+COPY codegen/start.mjs ./codegen/start.mjs
+# tsc checks the types; codegen/start.mjs --compile-only then lays out dist/ as `npm start` runs it: the compiled tree,
+# the contract and its parsed cache (dist/openapi.yaml.cache, see src/spec.ts: no YAML parse at each start), the
+# schema image (db/schema-image.ts: a first start unpacks it instead of migrating) and the one-file bundles of the
+# server, the worker and the CLI (dist/bundle/, see codegen/start.mjs).
+RUN npx tsc -p tsconfig.build.json --noEmit && node codegen/start.mjs --compile-only \
+ && test -s dist/openapi.yaml.cache && test -s dist/bundle/server.js
 
 FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production PORT=3000 DATA_DIR=/data/pglite
@@ -26,4 +29,4 @@ EXPOSE 3000
 VOLUME ["/data"]
 HEALTHCHECK --interval=30s --timeout=3s CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 # The flags of `npm start` (package.json): see README, "Memory".
-CMD ["node", "--max-semi-space-size=20", "--max-old-space-size=384", "--liftoff-only", "dist/src/server.js"]
+CMD ["node", "--max-semi-space-size=20", "--max-old-space-size=384", "--liftoff-only", "dist/bundle/server.js"]

@@ -1,5 +1,5 @@
-// `npm start`: runs the compiled server (dist/src/server.js) in this process, first compiling whatever changed since
-// the last start (`npm run worker` and `npm run cli` run the worker and the admin CLI the same way). Running the TypeScript through tsx cost about a second of every start (a second process, loader
+// `npm start`: runs the compiled server (dist/bundle/server.js, see bringBundlesUpToDate) in this process, first
+// compiling whatever changed since the last start (`npm run worker` and `npm run cli` run the worker and the admin CLI the same way). Running the TypeScript through tsx cost about a second of every start (a second process, loader
 // hooks, on-the-fly transforms); compiled JavaScript starts at once.
 //
 // dist/.start-manifest.json records the SHA-1 of every source file (the folders tsconfig.build.json includes) and of
@@ -186,6 +186,75 @@ function copySchemaImage() {
   for (const name of readdirSync(from)) copyIfChanged(join(from, name), join(dist, 'db', 'image', name));
 }
 
+/**
+ * The entry points run as one file each (dist/bundle/<name>.js), bundled by esbuild from the compiled tree with the
+ * packages they use. Node resolving, reading and linking ~900 modules one by one (kysely alone is ~200 ES modules) was
+ * ~200 ms of CPU of every start and every CLI command; a bundle is one read and one compile (kept by the compile cache).
+ * Left outside: PGlite (it loads its WebAssembly and data files beside its own module), argon2 (a native addon), and
+ * pg's optional native binding. `__dirname` of a bundled module of ours keeps meaning its own folder in dist/
+ * (src/spec.ts and db/schema-image.ts find openapi.yaml and the schema image through it). Rebuilt when the compiled
+ * tree or the installed packages changed (the start manifest and package-lock.json, by hash).
+ */
+const bundles = {
+  server: join('src', 'server.js'),
+  worker: join('src', 'worker', 'main.js'),
+  cli: join('src', 'ops', 'cli-main.js'),
+};
+const bundleDir = join(dist, 'bundle');
+const bundleManifestPath = join(bundleDir, '.manifest');
+const bundlePath = (name) => join(bundleDir, `${name}.js`);
+
+async function bringBundlesUpToDate() {
+  const inputs = sha1(
+    [
+      readFileSync(manifestPath, 'utf8'),
+      readFileSync(join(root, 'package-lock.json'), 'utf8'),
+      ...Object.keys(bundles),
+    ].join('\n'),
+  );
+  const current = existsSync(bundleManifestPath) ? readFileSync(bundleManifestPath, 'utf8') : '';
+  if (current === inputs && Object.keys(bundles).every((name) => existsSync(bundlePath(name)))) return;
+  const started = Date.now();
+  const esbuild = require('esbuild');
+  const ours = join(dist, '/');
+  const result = await esbuild.build({
+    entryPoints: Object.fromEntries(Object.entries(bundles).map(([name, rel]) => [name, join(dist, rel)])),
+    outdir: bundleDir,
+    bundle: true,
+    platform: 'node',
+    target: 'node24',
+    format: 'cjs',
+    sourcemap: 'linked',
+    sourcesContent: false,
+    write: false,
+    logLevel: 'error',
+    // A require.resolve of a bundled package still finds it in node_modules at run time, which is what it is for.
+    logOverride: { 'require-resolve-not-external': 'silent' },
+    external: ['@electric-sql/pglite', '@electric-sql/pglite/*', 'argon2', 'pg-native'],
+    plugins: [
+      {
+        name: 'own-dirname',
+        setup(build) {
+          build.onLoad({ filter: /\.js$/ }, (args) => {
+            if (!args.path.startsWith(ours)) return undefined;
+            const text = readFileSync(args.path, 'utf8');
+            if (!text.includes('__dirname')) return undefined;
+            const folder = JSON.stringify(relative(bundleDir, dirname(args.path)));
+            return {
+              contents: text.replace(/\b__dirname\b/g, `require('node:path').join(__dirname, ${folder})`),
+              loader: 'js',
+              resolveDir: dirname(args.path),
+            };
+          });
+        },
+      },
+    ],
+  });
+  for (const file of result.outputFiles) writeAtomic(file.path, file.contents);
+  writeAtomic(bundleManifestPath, inputs);
+  console.error(`start: dist/bundle/ rebuilt in ${Date.now() - started} ms`);
+}
+
 // This script's own options come before `--cli`; everything after it is the CLI's.
 const cliAt = process.argv.indexOf('--cli');
 const options = process.argv.slice(2, cliAt < 0 ? undefined : cliAt);
@@ -193,6 +262,7 @@ const options = process.argv.slice(2, cliAt < 0 ? undefined : cliAt);
 bringDistUpToDate();
 copySpec();
 copySchemaImage();
+await bringBundlesUpToDate();
 if (options.includes('--compile-only')) {
   // Also the parsed contract beside it (src/spec.ts writes openapi.yaml.cache on its first load from dist/).
   require(join(dist, 'src', 'spec.js')).specJson();
@@ -200,6 +270,6 @@ if (options.includes('--compile-only')) {
   // V8's compiled code of every module, kept between starts (node_modules/.cache is where tools keep caches).
   enableCompileCache(join(root, 'node_modules', '.cache', 'node-compile-cache'));
   process.setSourceMapsEnabled(true); // stack traces name the TypeScript lines, as under tsx
-  if (cliAt >= 0) require(join(dist, 'src', 'ops', 'cli.js')).main(process.argv.slice(cliAt + 1));
-  else require(join(dist, 'src', options.includes('--worker') ? join('worker', 'main.js') : 'server.js'));
+  if (cliAt >= 0) require(bundlePath('cli')).main(process.argv.slice(cliAt + 1));
+  else require(bundlePath(options.includes('--worker') ? 'worker' : 'server'));
 }

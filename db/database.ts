@@ -1,10 +1,10 @@
 // The Kysely instance: real PostgreSQL through a pg Pool when DATABASE_URL is set, otherwise embedded PostgreSQL
 // (PGlite) in a data directory, so `npm start` works on a bare machine. Both return numeric and int8 as strings.
-import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { mkdirSync } from 'node:fs';
 import { Kysely, PGliteDialect } from 'kysely';
 import { Pool, types as pgTypes } from 'pg';
 import type { PGlite } from '@electric-sql/pglite';
+import { lockDataDir } from './data-dir-lock';
 import { migrations } from './migrations';
 import { tracedDialect } from './query-spans';
 import { WritePathPostgresDialect } from './postgres-dialect';
@@ -24,8 +24,7 @@ export interface DatabaseHandle {
   close(): Promise<void>;
 }
 
-/** Another process holds the embedded database; opening it too would corrupt it. */
-export class DatabaseBusyError extends Error {}
+export { DatabaseBusyError } from './data-dir-lock';
 
 // pg returns numeric and int8 as strings already; keep it explicit since amounts rely on it.
 pgTypes.setTypeParser(pgTypes.builtins.NUMERIC, (v) => v);
@@ -84,50 +83,6 @@ export function wrapPGlite(pg: PGlite, onClose: () => void = () => undefined): D
       onClose();
     },
   };
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/**
- * PGlite is single-process: two processes on one data directory corrupt it. A lock file beside the directory,
- * holding the owner's pid, makes a second opener (the CLI while the server runs) fail with a clear message.
- * A lock whose process is gone is stale and taken over.
- */
-function lockDataDir(dataDir: string): () => void {
-  const lockPath = `${dataDir}.lock`;
-  mkdirSync(dirname(lockPath), { recursive: true });
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      const fd = openSync(lockPath, 'wx');
-      writeSync(fd, String(process.pid));
-      closeSync(fd);
-      return () => {
-        try {
-          if (readFileSync(lockPath, 'utf8') === String(process.pid)) unlinkSync(lockPath);
-        } catch {
-          /* already gone */
-        }
-      };
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const owner = Number(readFileSync(lockPath, 'utf8'));
-      if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && isAlive(owner)) {
-        throw new DatabaseBusyError(
-          `The embedded database in ${dataDir} is in use by process ${owner} (a running server?). ` +
-            'Stop that process first, or set DATABASE_URL to use PostgreSQL, which allows many clients.',
-        );
-      }
-      unlinkSync(lockPath);
-    }
-  }
-  throw new DatabaseBusyError(`Could not lock ${dataDir}`);
 }
 
 /**

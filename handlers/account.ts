@@ -1,6 +1,7 @@
 import { authorizationPage } from '../src/auth/consent';
 import { accountOf, capabilitiesOf } from '../src/domain/account/account';
 import { advanceTestClock as advance, testClockOf } from '../src/domain/test-mode';
+import { pageBrandOf } from '../src/domain/store/settings';
 import { approveAuthorization } from '../src/domain/account/oauth-approval';
 import { oauthServerMetadata } from '../src/domain/account/oauth-metadata';
 import { exchangeToken, noStoreHeaders, oauthErrorResult, revokeToken } from '../src/domain/account/oauth-tokens';
@@ -30,6 +31,7 @@ export const startOAuthAuthorization: OperationHandler<'startOAuthAuthorization'
     cookie: ctx.headers.cookie,
     secureCookies: ctx.services.config.ownerCookieSecure,
     now: ctx.services.clock.now(),
+    brandOf: (shopId) => pageBrandOf(ctx.db, shopId, ctx.services.config.publicUrl),
   });
 
 // The OAuth 2.0 authorization server's API operations: programmatic approval, the token endpoint, token revocation

@@ -3,12 +3,13 @@ import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { openDatabase, DatabaseBusyError } from '../db/database';
 import { migrateToLatest } from '../db/migrate';
-import { shopCount } from '../db/queries/shops';
+import { oldestLiveShopIds, shopCount } from '../db/queries/shops';
 import { createApp } from './app';
 import { ConfigError, loadConfig } from './config';
 import { createHttpServer } from './http/client-error';
 import { collectValidators } from './http/validators';
 import { createLogger } from './logger';
+import { openCliChannel } from './ops/cli-channel';
 import { scheduleIdempotencyPurge } from './platform/idempotency';
 import { systemClock } from './platform/clock';
 import { createWorker } from './worker';
@@ -27,6 +28,15 @@ async function main(): Promise<void> {
   else if (database.created) logger.info('embedded database created by initdb', { why: database.created.reason });
   const applied = await migrateToLatest(database.db);
   if (applied.length) logger.info('migrations applied', { migrations: applied });
+  // The embedded database is this process's alone: the CLI's commands come here to run (src/ops/cli-channel.ts).
+  // Without it the server still serves; the CLI then reports the database in use, as it did before the channel.
+  const cliChannel =
+    database.kind === 'pglite'
+      ? await openCliChannel(database, config.dataDir, logger).catch((err: unknown) => {
+          logger.warn('the CLI cannot run beside this server', { error: (err as Error).message });
+          return undefined;
+        })
+      : undefined;
 
   // Loaded only when used: the demo's fixture validator and the Redis client cost ~170 ms of every start otherwise.
   let demo: Awaited<ReturnType<typeof import('./ops/admin').createDemo>> | undefined;
@@ -88,7 +98,13 @@ async function main(): Promise<void> {
     console.log(`Try: curl -H "Authorization: Bearer ${demo.test_key}" ${base}/dev/v1/me`);
     console.log(`A sample pending order in TEST mode, to pay with the SANDBOX gateway: ${demo.test_checkout_url}\n`);
   } else {
-    console.log('  Create an API key with: npm run -s cli -- key create --shop <shop id> --scopes "*"\n');
+    // The CLI works beside this server (on the embedded database it runs its commands here): a hint to paste as is.
+    const [first, ...more] = await oldestLiveShopIds(database.db, 2);
+    console.log(
+      first
+        ? `  Create an API key${more.length ? ' (for the oldest shop)' : ''} with: npm run -s cli -- key create --shop ${first} --scopes "*"\n`
+        : '  Create a shop with: npm run -s cli -- shop create --name NAME, then a key: key create --shop <its id> --scopes "*"\n',
+    );
   }
 
   let stopping = false;
@@ -102,6 +118,7 @@ async function main(): Promise<void> {
       let code = 0;
       try {
         await worker?.stop();
+        await cliChannel?.close();
         await redis?.close().catch(() => undefined);
         await metrics?.close();
         await database.close();

@@ -36,6 +36,19 @@ export async function shopCount(db: Kysely<Database>): Promise<number> {
   return Number(row.n);
 }
 
+/** The oldest live shops' ids, oldest first (the start banner names them: a key is created for a shop). */
+export async function oldestLiveShopIds(db: Kysely<Database>, limit: number): Promise<string[]> {
+  const rows = await db
+    .selectFrom('shops')
+    .select('id')
+    .where('livemode', '=', true)
+    .orderBy('created_at')
+    .orderBy('id')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => r.id);
+}
+
 /** Sets the shop's tax rate (percent) and whether prices contain it; undefined when there is no such shop. */
 export async function updateShopTax(
   db: Kysely<Database>,

@@ -111,8 +111,12 @@ export interface DeliveryLease {
   limit: number;
   /** Only this shop's (a shop whose clock runs ahead), else every shop's. */
   shopId?: string;
-  /** No endpoint gets more than this many in flight at this worker, counting `inFlight`. */
+  /** Each endpoint's own share: an endpoint with fewer than this many in flight (`inFlight`) may always take more. */
   perEndpoint: number;
+  /** Beyond its share, an endpoint may borrow shared slots up to this many in flight in all. */
+  maxPerEndpoint: number;
+  /** Shared slots free to borrow (the worker's pool less what it has in flight; may be 0 or less: none). */
+  borrowable: number;
   /** Attempts this worker has in flight, per endpoint id. */
   inFlight: ReadonlyMap<string, number>;
 }
@@ -121,9 +125,12 @@ export interface DeliveryLease {
  * Claims due deliveries of every shop (the worker serves them all), or of one, for the lease, in one statement:
  * rows another worker holds are skipped (SKIP LOCKED while claiming, the lease after), and a lease that ran out is
  * taken over, so a worker that died mid-attempt delays its deliveries, never loses them. Deliveries to disabled
- * endpoints wait. An endpoint this worker already has `perEndpoint` attempts in flight to is passed over, and no
- * claim gives one endpoint more than its remaining share: a slow endpoint's backlog, oldest in the queue, cannot
- * fill the worker while other endpoints' deliveries wait behind it.
+ * endpoints wait.
+ * Shares: every endpoint may fill its own share (`perEndpoint`) whatever the others do, and the candidates of
+ * endpoints below their share come first, so a slow endpoint's backlog, oldest in the queue, cannot fill the worker
+ * while other endpoints' deliveries wait behind it. Shared slots left (`borrowable`) go to endpoints beyond their
+ * share, the least busy first: one fast endpoint alone gets the whole pool, and a slow one, whose attempts linger,
+ * borrows only what nobody else is due to use.
  * Tenancy: each row carries its shop; the joins match endpoints and events on (shop_id, id), and everything the
  * worker writes afterwards names the shop.
  */
@@ -131,28 +138,34 @@ export async function claimDueDeliveries(db: Kysely<Database>, lease: DeliveryLe
   const { now } = lease;
   const ofShop = lease.shopId === undefined ? sql`` : sql`and d.shop_id = ${lease.shopId}`;
   const busy = JSON.stringify([...lease.inFlight].map(([endpoint_id, n]) => ({ endpoint_id, n })));
+  // Without shared slots to borrow, an endpoint at its share has nothing to claim: its rows are not candidates.
+  const cap = lease.borrowable > 0 ? lease.maxPerEndpoint : lease.perEndpoint;
   const { rows } = await sql<ClaimedDelivery>`
     with busy as (
       select * from jsonb_to_recordset(${busy}::jsonb) as b(endpoint_id text, n int)
     ), due as (
-      select d.id, d.endpoint_id, d.next_attempt_at from webhook_deliveries d
+      select d.id, d.endpoint_id, d.next_attempt_at, coalesce(b.n, 0) as n from webhook_deliveries d
       join webhook_endpoints e on e.shop_id = d.shop_id and e.id = d.endpoint_id
+      left join busy b on b.endpoint_id = d.endpoint_id
       where d.next_attempt_at <= ${now} and d.pending_attempt_id is not null
         and (d.lease_until is null or d.lease_until <= ${now}) and e.enabled ${ofShop}
-        and d.endpoint_id not in (select endpoint_id from busy where n >= ${lease.perEndpoint})
-      order by d.next_attempt_at, d.id
+        and coalesce(b.n, 0) < ${cap}
+      order by coalesce(b.n, 0) >= ${lease.perEndpoint}, d.next_attempt_at, d.id
       limit ${lease.limit}
       for update of d skip locked
-    ), picked as (
-      select ranked.id from (
-        select due.id, coalesce(b.n, 0)
-          + row_number() over (partition by due.endpoint_id order by due.next_attempt_at, due.id) as nth
-        from due left join busy b on b.endpoint_id = due.endpoint_id
-      ) ranked
-      where ranked.nth <= ${lease.perEndpoint}
+    ), ranked as (
+      select due.id, due.next_attempt_at,
+        due.n + row_number() over (partition by due.endpoint_id order by due.next_attempt_at, due.id) as nth
+      from due
+    ), own_share as (
+      select id from ranked where nth <= ${lease.perEndpoint}
+    ), borrowed as (
+      select id from ranked where nth > ${lease.perEndpoint} and nth <= ${cap}
+      order by nth, next_attempt_at, id
+      limit greatest(0, ${lease.borrowable} - (select count(*) from own_share))
     ), claimed as (
       update webhook_deliveries d set lease_until = ${lease.until}, lease_token = ${lease.token}
-      from picked where d.id = picked.id
+      from (select id from own_share union all select id from borrowed) picked where d.id = picked.id
       returning d.id, d.shop_id, d.endpoint_id, d.event_id, d.attempts, d.manual, d.pending_attempt_id
     )
     select c.*, ev.type as event_type, ev.data, ev.livemode, ev.traceparent, e.url, e.secret, e.previous_secret,

@@ -3,6 +3,7 @@
 // every value shown or put in an attribute goes through escapeHtml (app names, emails and the request's own
 // parameters are chosen by others).
 import escapeHtml from 'escape-html';
+import { renderPage, type PageBrand } from '../views/page-layout';
 import { describeScope } from './scope-descriptions';
 
 const e = (value: unknown): string => escapeHtml(String(value ?? ''));
@@ -32,23 +33,20 @@ export const authorizationParamNames = [
 ] as const;
 
 /** The installation's mode as the pages say it: test mode is said loudly, before anything else. */
-function modeNotice(mode: AuthorizationParams['mode']): string {
+function modeNotice(mode: AuthorizationParams['mode'], shopName?: string): string {
+  const shop = shopName === undefined ? 'your shop' : e(shopName);
   return mode === 'test'
-    ? `<p class="mode test" id="mode" data-mode="test"><strong>Install in TEST MODE:</strong> the app sees only test data (your shop's test mode), never live orders, customers or payments.</p>`
-    : `<p class="mode live" id="mode" data-mode="live"><strong>Install in LIVE MODE:</strong> the app works with your shop's real data.</p>`;
+    ? `<p class="mode test" id="mode" data-mode="test"><strong>Install in TEST MODE:</strong> the app sees only test data (the test mode of ${shop}), never live orders, customers or payments.</p>`
+    : `<p class="mode live" id="mode" data-mode="live"><strong>Install in LIVE MODE:</strong> the app works with the real data of ${shop}.</p>`;
 }
 
-function page(title: string, body: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer"><title>${e(title)}</title>
-<style>body{font-family:system-ui,sans-serif;margin:0 auto;max-width:34rem;padding:1rem 2rem;line-height:1.5;color:#222}
-h1{font-size:1.4rem}label{display:block;margin:.6rem 0 .2rem}input[type=email],input[type=password]{width:100%;
-font-size:1rem;padding:.4rem;box-sizing:border-box}button{font-size:1rem;padding:.5rem 1.2rem;cursor:pointer;margin-top:.8rem}
-ul.scopes{padding-left:1.2rem}ul.scopes li{margin:.4rem 0}code{background:#f2f2f2;padding:.1rem .3rem}
-.error{color:#a00;font-weight:600}.note{color:#555;font-size:.9rem}.actions form{display:inline-block;margin-right:.6rem}
-.mode{padding:.5rem .8rem;border-radius:.3rem}.mode.test{background:#fff3cd;border:2px solid #b8860b}.mode.live{background:#eef6ee;border:1px solid #9c9}
-.approve{background:#1a7f37;color:#fff;border:0;border-radius:.3rem}.deny{background:#eee;border:1px solid #bbb;border-radius:.3rem}</style>
-</head><body>${body}</body></html>`;
+// The consent family's own parts; the rest (buttons, fields, focus, phone layout) is the shared layout's.
+const consentStyle = `ul.scopes{padding-left:1.2rem}ul.scopes li{margin:.4rem 0}
+.mode{padding:.6rem .8rem;border-radius:.4rem}.mode.test{background:#fff3cd;border:2px solid #b8860b}
+.mode.live{background:#eef6ee;border:1px solid #7fbf7f}.grantee{margin:.25rem 0 1rem}`;
+
+function page(title: string, body: string, brand?: PageBrand): string {
+  return renderPage({ title, body, brand, maxWidth: '34rem', style: consentStyle });
 }
 
 function hiddenFields(params: AuthorizationParams, csrfToken: string): string {
@@ -76,13 +74,15 @@ ${input.error ? `<p class="error" id="error" role="alert">${e(input.error)}</p>`
 ${hiddenFields(input.params, input.csrfToken)}
 <label for="email">Email</label><input type="email" id="email" name="email" autocomplete="username" required maxlength="254" value="${e(input.email ?? '')}">
 <label for="password">Password</label><input type="password" id="password" name="password" autocomplete="current-password" required maxlength="256">
-<button type="submit">Sign in</button>
+<div class="actions"><button type="submit">Sign in</button></div>
 </form>`,
   );
 }
 
 export function consentPage(input: {
   clientName: string;
+  /** The shop the app would get access to (the owner's shop, in its branding): named on the page, in its colours. */
+  shop: PageBrand;
   scopes: string[];
   redirectUri: string;
   email: string;
@@ -94,9 +94,9 @@ export function consentPage(input: {
     .join('\n');
   const hidden = hiddenFields(input.params, input.csrfToken);
   return page(
-    `Approve ${input.clientName}`,
-    `<h1><span id="app-name">${e(input.clientName)}</span> wants access to your shop</h1>
-${modeNotice(input.params.mode)}
+    `Approve ${input.clientName} for ${input.shop.name}`,
+    `<h1><span id="app-name">${e(input.clientName)}</span> wants access to <span id="grant-shop">${e(input.shop.name)}</span></h1>
+${modeNotice(input.params.mode, input.shop.name)}
 <p>Signed in as <strong id="owner-email">${e(input.email)}</strong>.</p>
 <p>If you approve, the app may:</p>
 <ul class="scopes" id="scopes">
@@ -105,12 +105,13 @@ ${scopes}
 <p class="note">You will be sent back to <code>${e(input.redirectUri)}</code>.</p>
 <div class="actions">
 <form method="post" action="/oauth/consent" id="approve">${hidden}
-<input type="hidden" name="decision" value="approve"><button type="submit" class="approve">Approve</button></form>
+<input type="hidden" name="decision" value="approve"><button type="submit" class="approve">Approve access to ${e(input.shop.name)}</button></form>
 <form method="post" action="/oauth/consent" id="deny">${hidden}
-<input type="hidden" name="decision" value="deny"><button type="submit" class="deny">Deny</button></form>
+<input type="hidden" name="decision" value="deny"><button type="submit" class="deny secondary">Deny</button></form>
 </div>
 <form method="post" action="/oauth/sign-out" id="sign-out">${hidden}
-<button type="submit" class="deny">Sign out</button></form>`,
+<p class="small muted">Not ${e(input.email)}? <button type="submit" class="secondary">Sign out</button></p></form>`,
+    input.shop,
   );
 }
 

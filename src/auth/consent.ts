@@ -31,6 +31,7 @@ import type { Database, OwnerSessionRow } from '../../db/tables';
 import { ApiError } from '../errors';
 import { newId } from '../ids';
 import type { UnitOfWork } from '../platform/unit-of-work';
+import type { PageBrand } from '../views/page-layout';
 import { consentPage, signInPage, type AuthorizationParams, authorizationParamNames } from './consent-pages';
 import {
   checkAuthorizationRequest,
@@ -52,7 +53,7 @@ const consentKeyName = 'oauth-consent';
 /** Every consent page: no script runs and nothing loads from elsewhere; nobody may frame it (clickjacking). */
 export const pageSecurityHeaders: Readonly<Record<string, string>> = {
   'Content-Security-Policy':
-    "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+    "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
   'X-Frame-Options': 'DENY',
   'X-Content-Type-Options': 'nosniff',
   'Referrer-Policy': 'no-referrer',
@@ -219,7 +220,14 @@ const redirect = (location: string): AuthorizationPage => ({
  */
 export async function authorizationPage(
   db: ReadDb,
-  input: { query: Record<string, unknown>; cookie: string | string[] | undefined; secureCookies: boolean; now: Date },
+  input: {
+    query: Record<string, unknown>;
+    cookie: string | string[] | undefined;
+    secureCookies: boolean;
+    now: Date;
+    /** How a shop's pages show it (its branding): the approval page names the shop it grants access to. */
+    brandOf: (shopId: string) => Promise<PageBrand>;
+  },
 ): Promise<AuthorizationPage> {
   const params = authorizationParams(input.query);
   if (!params) throw new ApiError('OAUTH_INVALID_CLIENT', 'Unknown OAuth client.');
@@ -255,6 +263,7 @@ export async function authorizationPage(
     status: 200,
     html: consentPage({
       clientName: check.client.name,
+      shop: await input.brandOf(session.shop_id),
       scopes: check.scopes,
       redirectUri: params.redirect_uri,
       email: session.email,

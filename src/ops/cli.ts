@@ -3,6 +3,7 @@
 // runCli is the whole program minus the process: tests run it in-process on their open database (one spawn costs
 // seconds: tsx, then the database opened and migrated); the entry at the bottom only wires the process to it.
 import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { openDatabase, DatabaseBusyError, type DatabaseHandle } from '../../db/database';
 import { migrateToLatest } from '../../db/migrate';
@@ -115,6 +116,9 @@ export interface CliIo {
   stderr: (s: string) => void;
   /** An open database to run on, left open; without one the configured database is opened and closed again. */
   database?: DatabaseHandle;
+  /** What relative paths (seed --file) are relative to; default this process's. The server running a forwarded
+   * command (src/ops/cli-channel.ts) gives the CLI's, so a path means what it meant where it was typed. */
+  cwd?: string;
 }
 
 /** What a command may read besides its arguments. */
@@ -122,6 +126,7 @@ interface Context {
   env: NodeJS.ProcessEnv;
   readStdin: () => string;
   config: Config;
+  cwd: string;
 }
 
 /** `bot create`'s Telegram token: stdin (--token-stdin) or BOT_TOKEN (never argv: ps shows it); none: undefined. */
@@ -284,7 +289,7 @@ async function run(
   if (command === 'seed') {
     const file = required(values, 'file');
     try {
-      fixtures = JSON.parse(readFileSync(file, 'utf8'));
+      fixtures = JSON.parse(readFileSync(resolve(ctx.cwd, file), 'utf8'));
     } catch (err) {
       throw new FixtureError(`Cannot read ${file} as JSON: ${(err as Error).message}`);
     }
@@ -718,7 +723,12 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   const stdin = io.stdin;
   try {
     const config = loadConfig(env);
-    const ctx: Context = { env, readStdin: typeof stdin === 'function' ? stdin : () => stdin ?? '', config };
+    const ctx: Context = {
+      env,
+      readStdin: typeof stdin === 'function' ? stdin : () => stdin ?? '',
+      config,
+      cwd: io.cwd ?? process.cwd(),
+    };
     const given = io.database;
     const out = await run(argv, ctx, async () => {
       if (given) return { handle: given, release: async () => undefined };
@@ -743,19 +753,5 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   }
 }
 
-/**
- * The program: argv to the CLI, its output to this process, its exit code as the process's. `npm run cli` runs it
- * from the compiled tree (codegen/start.mjs --cli); `tsx src/ops/cli.ts` runs it from source. Stdin is read only if
- * a command asks for it (see CliIo.stdin).
- */
-export function main(argv: string[]): Promise<void> {
-  return runCli(argv, {
-    stdin: () => readFileSync(0, 'utf8'),
-    stdout: (s) => process.stdout.write(s),
-    stderr: (s) => process.stderr.write(s),
-  }).then((code) => {
-    process.exitCode = code;
-  });
-}
-
-if (require.main === module) void main(process.argv.slice(2));
+// `tsx src/ops/cli.ts …` runs the program from source (src/ops/cli-main.ts: beside a running server or on its own).
+if (require.main === module) void (require('./cli-main') as typeof import('./cli-main')).main(process.argv.slice(2));

@@ -1,8 +1,10 @@
-// Delivers the events outbox to webhook endpoints, as a pipeline rather than in rounds: up to `concurrency` attempts
-// are in flight at once, each made outside any transaction (the network is never called while rows are locked); as
-// attempts finish, their outcomes are recorded together (only where this worker still holds the lease) and their
-// slots are claimed again (SKIP LOCKED, with a lease). Nothing waits for the slowest attempt, and no endpoint gets
-// more than `perEndpoint` of the slots, so a slow or hanging endpoint holds back only its own deliveries. A 2xx
+// Delivers the events outbox to webhook endpoints, as a pipeline rather than in rounds: attempts are in flight at
+// once, each made outside any transaction (the network is never called while rows are locked); as attempts finish,
+// their outcomes are recorded together (only where this worker still holds the lease) and their slots are claimed
+// again (SKIP LOCKED, with a lease). Nothing waits for the slowest attempt. Every endpoint has a share of its own
+// (`perEndpoint` in flight) that it may always fill, whatever the others hold; beyond it, endpoints borrow from a
+// shared pool (`concurrency`), the least busy first. So a slow or hanging endpoint holds back only its own
+// deliveries, and one fast endpoint alone gets the whole pool (a share of 16 capped one receiver at ~1,100/s). A 2xx
 // within the timeout is delivered; anything else (another status, a redirect, a time-out, a refused target) is
 // retried on the schedule below, then FAILED.
 import { randomUUID } from 'node:crypto';
@@ -60,9 +62,9 @@ export interface WebhookDeliveryOptions extends JobContext {
   allowPrivateTargets: boolean;
   /** Total time an attempt may take (default 10 s). */
   timeoutMs?: number;
-  /** Attempts in flight at once (default 64). */
+  /** The shared pool: attempts in flight at once beyond the endpoints' own shares, and one endpoint's most (default 64). */
   concurrency?: number;
-  /** Of those, at most this many to one endpoint (default a quarter of `concurrency`). */
+  /** Each endpoint's own share, in flight whatever the others hold (default a quarter of `concurrency`). */
   perEndpoint?: number;
   /** While attempts are in flight and none finishes, new due deliveries are looked for this often (default 100 ms). */
   pollMs?: number;
@@ -161,6 +163,8 @@ export function webhookDeliveryJob(db: Kysely<Database>, options: WebhookDeliver
   const random = options.random ?? Math.random;
   const concurrency = Math.max(1, options.concurrency ?? 64);
   const perEndpoint = Math.max(1, Math.min(concurrency, options.perEndpoint ?? Math.ceil(concurrency / 4)));
+  /** Every endpoint's own share may go beyond the shared pool, up to this. */
+  const maxInFlight = 4 * concurrency;
   const pollMs = options.pollMs ?? 100;
 
   /** Claimed and not yet recorded, by delivery id. */
@@ -407,7 +411,9 @@ export function webhookDeliveryJob(db: Kysely<Database>, options: WebhookDeliver
     // Answers already on their way are read first: on the embedded database, whose statements run on this thread,
     // a chain of claims and records would otherwise keep the receiving sockets waiting.
     await new Promise<void>((resolve) => setImmediate(resolve));
-    const free = Math.min(concurrency - attempting, 2 * concurrency - slots.size);
+    // Own shares may take the worker past its pool (each endpoint keeps its share whatever the others hold), up to a
+    // hard bound; outcomes not yet recorded count too, so a slow database holds the claims back.
+    const free = Math.min(maxInFlight - attempting, 2 * maxInFlight - slots.size);
     if (free <= 0) return 0;
     freedSinceClaim = 0;
     const clock = scope?.clock ?? options.clock;
@@ -420,6 +426,8 @@ export function webhookDeliveryJob(db: Kysely<Database>, options: WebhookDeliver
       limit: free,
       shopId: scope?.shopId,
       perEndpoint,
+      maxPerEndpoint: concurrency,
+      borrowable: concurrency - attempting,
       inFlight: perEndpointInFlight,
     });
     for (const claim of claimed) {

@@ -194,9 +194,11 @@ describe('the invoice page', () => {
     expect(res.text).toContain('&quot;&gt;&lt;script&gt;alert(3)&lt;/script&gt;');
   });
 
-  test('an invoice without a title is named by its uniqid', async () => {
+  test('an invoice without a title is named by a short reference, its full uniqid below in small type', async () => {
     const { uniqid } = await seedOrder({ title: null });
-    expect((await page(`/invoice/${uniqid}`)).text).toContain(`Invoice ${uniqid}`);
+    const text = (await page(`/invoice/${uniqid}`)).text;
+    expect(text).toContain(`<h1>Order ${uniqid.slice(0, 8).toUpperCase()}</h1>`);
+    expect(text).toContain(`Invoice <span class="id" id="uniqid">${uniqid}</span>`);
   });
 
   test('a voided invoice says it expired and offers no payment', async () => {

@@ -205,6 +205,48 @@ describe('endpoints', () => {
     }
   }, 90_000);
 
+  test('one endpoint alone borrows the whole pool, never more: its share is a floor, not a ceiling', async () => {
+    // Each answer waits until the requests in flight stop growing, so the worker's limit is what the receiver sees.
+    let open = 0;
+    let most = 0;
+    const server = createServer((req, res) => {
+      open++;
+      most = Math.max(most, open);
+      req.resume();
+      req.on('end', () =>
+        setTimeout(() => {
+          open--;
+          res.writeHead(204).end();
+        }, 150),
+      );
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/busy`;
+      await createEndpoint({ url, events: ['order:paid'] });
+      for (let i = 0; i < 40; i++) await emit('order:paid', { n: i });
+      const j = webhookDeliveryJob(t.db, {
+        clock,
+        logger: t.logger,
+        secrets: await loadSecretBox(t.db, undefined),
+        allowPrivateTargets: true,
+        concurrency: 8,
+        perEndpoint: 2,
+      });
+      expect(await drain(j)).toBe(40);
+      expect(most).toBe(8);
+      expect(
+        (
+          await sql<{ n: string }>`select count(*) as n from webhook_deliveries
+            where shop_id = ${shop} and status = 'SUCCEEDED'`.execute(t.db)
+        ).rows[0]!.n,
+      ).toBe('40');
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  }, 60_000);
+
   test.each([
     ['ftp://example.com/hook', ['order:paid']],
     ['not a url', ['order:paid']],

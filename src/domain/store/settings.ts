@@ -13,14 +13,15 @@ import type { ReadDb } from '../../../db/queries/shop-scope';
 import type { StoreSettingsRow } from '../../../db/tables';
 import { ValidationError, type ErrorDetail } from '../../errors';
 import type { ShopWrite } from '../../platform/unit-of-work';
+import { defaultBrandColors, pageBrand, type PageBrand } from '../../views/page-layout';
 import { storeBrandingView, storeLayoutView } from '../../views/store';
 
 /** What a shop that never wrote its settings reads (besides `name`, the shop's own name). */
 export const brandingDefaults = {
   logo_url: null,
   favicon_url: null,
-  primary_color: '#1a73e8',
-  accent_color: '#ff6d00',
+  primary_color: defaultBrandColors.primary,
+  accent_color: defaultBrandColors.accent,
   support_email: null,
 } as const;
 
@@ -71,6 +72,11 @@ async function settingsForUpdate({ trx, shopId }: ShopWrite): Promise<StoreSetti
 
 export async function getBranding(db: ReadDb, shopId: string) {
   return storeBrandingView(await settingsRow(db, shopId));
+}
+
+/** How the shop's hosted pages (checkout, consent) show it: its branding, checked for the page (views/page-layout). */
+export async function pageBrandOf(db: ReadDb, shopId: string, publicUrl: string): Promise<PageBrand> {
+  return pageBrand(await getBranding(db, shopId), publicUrl);
 }
 
 export async function getLayout(db: ReadDb, shopId: string) {

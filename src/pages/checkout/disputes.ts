@@ -61,12 +61,12 @@ export async function sandboxDisputeSection(
       .map((o) => `<button type="submit" name="outcome" value="${e(o)}">Dispute ${e(o.toLowerCase())}</button>`)
       .join('\n');
     return `<h2>Dispute</h2><p>The order is <span class="status" id="order-status">DISPUTED</span>.</p>
-<form method="post" action="${e(path)}/dispute/close">${buttons}</form>`;
+<form method="post" action="${e(path)}/dispute/close" class="actions">${buttons}</form>`;
   }
   if (order.status !== 'COMPLETED' && order.status !== 'PARTIALLY_REFUNDED')
     return `<p>The order is <span class="status" id="order-status">${e(order.status)}</span>.</p>`;
   const options = disputeReasons.map((r) => `<option value="${e(r)}">${e(r)}</option>`).join('');
   return `<h2>Dispute</h2><p>The order is <span class="status" id="order-status">${e(order.status)}</span>.</p>
-<form method="post" action="${e(path)}/dispute"><label>Reason <select name="reason">${options}</select></label>
-<button type="submit">Open dispute</button></form>`;
+<form method="post" action="${e(path)}/dispute"><label for="reason">Reason</label><select id="reason" name="reason">${options}</select>
+<div class="actions"><button type="submit">Open dispute</button></div></form>`;
 }

@@ -7,31 +7,32 @@ import type { GatewayRow, OrderItemRow, OrderRow, PaymentAttemptRow, PaymentLink
 import type { LinkUnavailable } from '../../domain/orders/payment-link-orders';
 import { amountDue } from '../../domain/orders/wallet-orders';
 import { decimalString } from '../../platform/money';
-import { testModeBanner } from '../../views/test-mode';
+import { renderPage, type PageBrand } from '../../views/page-layout';
 
 const e = (value: unknown): string => escapeHtml(String(value ?? ''));
 
-/** A page of the checkout family; `livemode: false` (a test shop's page) puts the TEST MODE banner on top. */
-export function page(title: string, body: string, livemode = true): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${e(title)}</title>
-<style>body{font-family:system-ui,sans-serif;margin:0 auto;max-width:44rem;padding:1rem 2rem;line-height:1.5;color:#222}
-table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.3rem .5rem;border-bottom:1px solid #ddd}
-td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}.status{font-weight:600}
-form{display:inline-block;margin:.3rem .5rem .3rem 0}button{font-size:1rem;padding:.5rem 1rem;cursor:pointer}
-.delivery{border:1px solid #ddd;border-radius:.3rem;padding:.5rem 1rem;margin:.5rem 0}
-code{background:#f2f2f2;padding:.1rem .3rem;word-break:break-all}.note{color:#555}</style>
-</head><body>${testModeBanner(livemode)}${body}</body></html>`;
+/** A page of the checkout family in the shared layout; `livemode: false` (a test shop's page) adds the TEST MODE banner. */
+export function page(title: string, body: string, livemode = true, brand?: PageBrand): string {
+  return renderPage({ title, body, livemode, brand });
 }
 
-export function messagePage(title: string, message: string): string {
-  return page(title, `<h1>${e(title)}</h1><p>${e(message)}</p>`);
+export function messagePage(title: string, message: string, brand?: PageBrand): string {
+  return page(title, `<h1>${e(title)}</h1><p>${e(message)}</p>`, true, brand);
+}
+
+/**
+ * The short reference an order is called by on its page (`Order 1A2B3C4D`): the first 8 hex digits of its uniqid, a
+ * random UUID v4, so two orders of a shop rarely share one; the full uniqid stays on the page in small type.
+ */
+export function orderReference(uniqid: string): string {
+  return uniqid.replace(/-/g, '').slice(0, 8).toUpperCase();
 }
 
 const paidStatuses = new Set<OrderRow['status']>(['COMPLETED', 'PARTIALLY_REFUNDED', 'REFUNDED', 'DISPUTED']);
 
 export interface InvoicePage {
-  shopName: string;
+  /** The shop's name, logo and colours (its branding settings). */
+  brand: PageBrand;
   /** The shop's mode: a test shop's invoice carries the TEST MODE banner. */
   livemode: boolean;
   order: OrderRow;
@@ -42,9 +43,10 @@ export interface InvoicePage {
   path: string;
 }
 
-export function invoicePage({ shopName, livemode, order, items, gateways, latestAttempt, path }: InvoicePage): string {
+export function invoicePage({ brand, livemode, order, items, gateways, latestAttempt, path }: InvoicePage): string {
   const money = (amount: string) => `${e(decimalString(amount, order.currency))} ${e(order.currency)}`;
-  const title = order.developer_title ?? `Invoice ${order.uniqid}`;
+  const reference = orderReference(order.uniqid);
+  const title = order.developer_title ?? `Order ${reference}`;
   const rows = items
     .map(
       (
@@ -61,15 +63,39 @@ export function invoicePage({ shopName, livemode, order, items, gateways, latest
     .map(([label, amount]) => `<tr><td colspan="3">${label}</td><td class="n">${money(amount!)}</td></tr>`)
     .join('\n');
   return page(
-    `${title} · ${shopName}`,
-    `<p>${e(shopName)}</p><h1>${e(title)}</h1>
-<p>Status: <span class="status" id="status">${e(order.status)}</span></p>
-<table><thead><tr><th>Item</th><th class="n">Quantity</th><th class="n">Unit price</th><th class="n">Total</th></tr></thead>
+    `${order.developer_title ?? `Order ${reference}`} · ${brand.name}`,
+    `<h1>${e(title)}</h1>
+<p class="order-id">Order ${e(reference)} · Invoice <span class="id" id="uniqid">${e(order.uniqid)}</span></p>
+${statusNotice(order)}
+<p class="muted small">Status: <span class="status" id="status">${e(order.status)}</span></p>
+<table><caption class="muted small">Order summary</caption>
+<thead><tr><th scope="col">Item</th><th scope="col" class="n">Qty</th><th scope="col" class="n">Unit price</th><th scope="col" class="n">Total</th></tr></thead>
 <tbody>${rows}</tbody><tfoot>${totals}
-<tr><th colspan="3">Total</th><th class="n" id="total">${money(order.total)}</th></tr>${walletRows(order, money)}</tfoot></table>
+<tr><th colspan="3" scope="row">Total</th><th class="n" id="total">${money(order.total)}</th></tr>${walletRows(order, money)}</tfoot></table>
 ${stateSection(order, items, gateways, latestAttempt, path)}`,
     livemode,
+    brand,
   );
+}
+
+/** The line that tells the buyer where the invoice stands, above everything else: paid, waiting, or over. */
+function statusNotice(order: OrderRow): string {
+  if (paidStatuses.has(order.status)) {
+    const after: Partial<Record<OrderRow['status'], string>> = {
+      PARTIALLY_REFUNDED: 'Part of it has since been refunded.',
+      REFUNDED: 'It has since been refunded.',
+      DISPUTED: 'The payment is being disputed.',
+    };
+    const more = after[order.status];
+    return `<div class="notice success" id="payment-status" role="status">Payment received${
+      more ? `<p>${e(more)}</p>` : '<p>Thank you. Your items are below.</p>'
+    }</div>`;
+  }
+  if (order.status === 'PENDING')
+    return '<div class="notice info" id="payment-status">Awaiting payment<p>Choose how to pay below.</p></div>';
+  if (order.status === 'VOIDED')
+    return '<div class="notice warn" id="payment-status" role="status">Invoice expired</div>';
+  return '<div class="notice info" id="payment-status" role="status">Payment processing</div>';
 }
 
 function stateSection(
@@ -81,18 +107,20 @@ function stateSection(
 ): string {
   if (order.status === 'PENDING') {
     const retry =
-      latestAttempt?.status === 'FAILED' ? '<p class="note">Your last payment did not go through; try again.</p>' : '';
+      latestAttempt?.status === 'FAILED'
+        ? '<p class="notice error" role="alert">Your last payment did not go through; try again.</p>'
+        : '';
     if (gateways.length === 0) return `${retry}<p>This shop has no payment method available right now.</p>`;
     // An invoice created without a buyer email asks for it: the receipt and the customer record need one.
     const email =
       order.customer_email === null
-        ? `<p><label>Your email (receipt) <input type="email" name="email" required maxlength="254"
-autocomplete="email"></label></p>`
+        ? `<label for="email">Your email (receipt)</label><input type="email" id="email" name="email" required maxlength="254"
+autocomplete="email">`
         : '';
     const buttons = gateways
       .map((g) => `<button type="submit" name="gateway" value="${e(g.code)}">Pay with ${e(g.code)}</button>`)
       .join('\n');
-    return `<h2>Payment</h2>${retry}<form method="post" action="${e(path)}/pay">${email}${buttons}</form>`;
+    return `<h2>Payment</h2>${retry}<form method="post" action="${e(path)}/pay">${email}<div class="actions">${buttons}</div></form>`;
   }
   if (order.status === 'VOIDED') return '<p>This invoice has expired and can no longer be paid.</p>';
   if (!paidStatuses.has(order.status)) return '<p>Your payment is being processed.</p>';
@@ -205,19 +233,25 @@ export function sandboxPage({
   const amount = `${e(decimalString(attempt.amount, currency))} ${e(currency)}`;
   const actions =
     attempt.status === 'PENDING'
-      ? `<form method="post" action="${e(path)}/pay"><button type="submit">Pay</button></form>
-<form method="post" action="${e(path)}/fail"><button type="submit">Fail payment</button></form>`
-      : `<p>This session is ${e(attempt.status === 'PAID' ? 'paid' : 'failed')}. <a href="${e(invoiceUrl)}">Back to the invoice</a></p>`;
+      ? `<div class="actions"><form method="post" action="${e(path)}/pay"><button type="submit">Pay</button></form>
+<form method="post" action="${e(path)}/fail"><button type="submit" class="danger">Fail payment</button></form></div>`
+      : `<p class="notice ${attempt.status === 'PAID' ? 'success' : 'error'}" id="session-status" role="status">This session is ${e(
+          attempt.status === 'PAID' ? 'paid' : 'failed',
+        )}.</p><p><a href="${e(invoiceUrl)}">Back to the invoice</a></p>`;
   return page(
     'Sandbox checkout',
     `<p class="note">SANDBOX gateway: a test payment page, no money moves.</p>
 <h1>Pay ${amount}</h1><p>Amount: <span id="amount">${amount}</span></p>${actions}${disputeSection}`,
     livemode,
+    sandboxBrand,
   );
 }
 
+/** The sandbox gateway's page is the gateway's, not the shop's: its own plain header. */
+const sandboxBrand: PageBrand = { name: 'SANDBOX gateway', logoUrl: null, primary: '#3d3d9e', accent: '#8a8ad6' };
+
 export interface PaymentLinkPage {
-  shopName: string;
+  brand: PageBrand;
   /** The shop's mode: a test shop's link page carries the TEST MODE banner. */
   livemode: boolean;
   link: PaymentLinkRow;
@@ -235,21 +269,17 @@ const unavailableText: Record<LinkUnavailable, string> = {
 };
 
 /** A payment link's page: what it sells and a form asking for the email the receipt and goods go to. */
-export function paymentLinkPage({ shopName, livemode, link, product, unavailable, path }: PaymentLinkPage): string {
+export function paymentLinkPage({ brand, livemode, link, product, unavailable, path }: PaymentLinkPage): string {
   const money = (amount: string) => `${e(decimalString(amount, link.currency))} ${e(link.currency)}`;
   const what = product
     ? `<p>${e(product.title)} × ${e(link.quantity)} <span id="price">${money(product.unitPrice)}</span> each</p>`
     : `<p>Amount: <span id="price">${money(link.amount ?? '0')}</span></p>`;
   const action = unavailable
-    ? `<p class="status" id="unavailable">${e(unavailableText[unavailable])}</p>`
-    : `<form method="post" action="${e(path)}"><label>Your email (receipt and delivery)
-<input type="email" name="email" required maxlength="254" autocomplete="email"></label>
-<button type="submit">Continue to payment</button></form>`;
-  return page(
-    `${link.title} · ${shopName}`,
-    `<p>${e(shopName)}</p><h1>${e(link.title)}</h1>${what}${action}`,
-    livemode,
-  );
+    ? `<p class="notice warn status" id="unavailable">${e(unavailableText[unavailable])}</p>`
+    : `<form method="post" action="${e(path)}"><label for="email">Your email (receipt and delivery)</label>
+<input type="email" id="email" name="email" required maxlength="254" autocomplete="email">
+<div class="actions"><button type="submit">Continue to payment</button></div></form>`;
+  return page(`${link.title} · ${brand.name}`, `<h1>${e(link.title)}</h1>${what}${action}`, livemode, brand);
 }
 
 export function unavailableLinkMessage(reason: LinkUnavailable): string {

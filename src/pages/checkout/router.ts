@@ -7,6 +7,7 @@ import { attemptsOfOrder } from '../../../db/queries/payment-attempts';
 import { paymentLinkByUniqid, variantOfProduct } from '../../../db/queries/payment-links';
 import { productById } from '../../../db/queries/products';
 import { shopById } from '../../../db/queries/shops';
+import { pageBrandOf } from '../../domain/store/settings';
 import { clockAhead } from '../../platform/clock';
 import { canonicalIp } from '../../domain/customers/blacklist';
 import {
@@ -112,8 +113,9 @@ export function checkoutRouter(deps: CheckoutDeps): Router {
     '/invoice/:uniqid',
     route(async (req, res) => {
       const { order, items } = await findInvoice(param(req, 'uniqid'));
-      const [shop, gateways, attempts] = await Promise.all([
+      const [shop, brand, gateways, attempts] = await Promise.all([
         shopById(db, order.shop_id),
+        pageBrandOf(db, order.shop_id, services.config.publicUrl),
         order.status === 'PENDING' ? activeGateways(db, order.shop_id) : Promise.resolve([]),
         attemptsOfOrder(db, order.shop_id, order.id),
       ]);
@@ -121,7 +123,7 @@ export function checkoutRouter(deps: CheckoutDeps): Router {
         res,
         200,
         invoicePage({
-          shopName: shop?.name ?? '',
+          brand,
           livemode: shop?.livemode ?? true,
           order,
           items,
@@ -198,8 +200,9 @@ export function checkoutRouter(deps: CheckoutDeps): Router {
     '/link/:linkUniqid',
     route(async (req, res) => {
       const link = await findLink(param(req, 'linkUniqid'));
-      const [shop, product, variant] = await Promise.all([
+      const [shop, brand, product, variant] = await Promise.all([
         shopById(db, link.shop_id),
+        pageBrandOf(db, link.shop_id, services.config.publicUrl),
         link.product_id === null ? undefined : productById(db, link.shop_id, link.product_id),
         link.product_id === null || link.variant_id === null
           ? undefined
@@ -214,7 +217,7 @@ export function checkoutRouter(deps: CheckoutDeps): Router {
         res,
         unavailable ? 410 : 200,
         paymentLinkPage({
-          shopName: shop?.name ?? '',
+          brand,
           livemode: shop?.livemode ?? true,
           link,
           product: product && {
