@@ -6,6 +6,7 @@ import { Pool, types as pgTypes } from 'pg';
 import type { PGlite } from '@electric-sql/pglite';
 import { lockDataDir } from './data-dir-lock';
 import { migrations } from './migrations';
+import { tracedDialect } from './query-spans';
 import { WritePathPostgresDialect } from './postgres-dialect';
 import { unpackImage, type UnpackResult } from './schema-image';
 import type { Database } from './tables';
@@ -16,6 +17,8 @@ export type DatabaseKind = 'postgres' | 'pglite';
 export interface DatabaseHandle {
   db: Kysely<Database>;
   kind: DatabaseKind;
+  /** PostgreSQL: the pool, whose connections the metrics report (in use, idle, waiting). */
+  pool?: Pool;
   /** Embedded, when this open created the data directory: whether from the schema image, or why not. */
   created?: UnpackResult;
   close(): Promise<void>;
@@ -41,8 +44,8 @@ export function openPostgres(connectionString: string, max = 10): DatabaseHandle
   pool.on('connect', (client) => {
     client.on('error', () => undefined);
   });
-  const db = new Kysely<Database>({ dialect: new WritePathPostgresDialect({ pool }) });
-  return { db, kind: 'postgres', close: () => db.destroy() };
+  const db = new Kysely<Database>({ dialect: tracedDialect(new WritePathPostgresDialect({ pool })) });
+  return { db, kind: 'postgres', pool, close: () => db.destroy() };
 }
 
 export async function createPGlite(options: {
@@ -70,7 +73,7 @@ export async function createPGlite(options: {
 }
 
 export function wrapPGlite(pg: PGlite, onClose: () => void = () => undefined): DatabaseHandle {
-  const db = new Kysely<Database>({ dialect: new PGliteDialect({ pglite: pg }) });
+  const db = new Kysely<Database>({ dialect: tracedDialect(new PGliteDialect({ pglite: pg })) });
   return {
     db,
     kind: 'pglite',

@@ -1218,6 +1218,8 @@ export interface EventsTable {
   /** The mode of the shop that wrote it (`false`: a test shop's), stamped at insert; the webhook body says it. */
   livemode: Generated<boolean>;
   created_at: Timestamp;
+  /** W3C traceparent of the request that wrote it (tracing on), for the delivery span's link; null otherwise. */
+  traceparent: Generated<string | null>;
 }
 
 export type EventRow = Selectable<EventsTable>;
@@ -1312,6 +1314,8 @@ export interface OutboundEmailsTable {
   provider_message_id: string | null;
   sent_at: NullableTimestamp;
   created_at: Timestamp;
+  /** W3C traceparent of the request that queued it (tracing on), for the mail span's link; null otherwise. */
+  traceparent: Generated<string | null>;
 }
 
 export type OutboundEmailRow = Selectable<OutboundEmailsTable>;

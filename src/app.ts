@@ -9,6 +9,8 @@ import type { Config } from './config';
 import type { Logger } from './logger';
 import { ApiError } from './errors';
 import { accessLog } from './http/access-log';
+import { requestMetrics, requestSpans } from './http/telemetry';
+import { activeTracer } from './platform/tracing';
 import { createApi } from './http/api';
 import { docsRouter } from './http/docs';
 import { checkoutRouter } from './pages/checkout/router';
@@ -92,6 +94,10 @@ export async function createApp(options: AppOptions): Promise<express.Express> {
   app.set('query parser', 'simple');
   app.set('trust proxy', config.trustProxy);
   app.use(requestId);
+  // Tracing off (the default): no span middleware at all. On: the request's span is active for the rest of it.
+  const tracer = activeTracer();
+  if (tracer) app.use(requestSpans(tracer));
+  app.use(requestMetrics());
   app.use(accessLog(logger));
 
   app.get('/healthz', (_req, res) => {

@@ -90,6 +90,14 @@ export interface Config {
    * default https://api.telegram.org. Set by the operator (a self-hosted Bot API server, or a stand-in in tests).
    */
   telegramApiUrl: string;
+  /**
+   * The Prometheus endpoint (`GET /metrics`) on a port of its own, never the API's: METRICS_PORT (unset: no endpoint),
+   * METRICS_HOST (default 127.0.0.1) and METRICS_TOKEN (a Bearer token the scraper sends; required unless the host is
+   * a loopback address).
+   */
+  metrics: { port: number; host: string; token: string | undefined } | undefined;
+  /** OTEL_EXPORTER_OTLP_ENDPOINT: tracing is on, its spans exported there (OTLP over HTTP); unset: tracing off. */
+  otlpEndpoint: string | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -204,7 +212,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dnsTimeoutMs: int(env, 'DNS_TIMEOUT_MS', 3000, 100, 10_000),
     ownerCookieSecure: bool(env, 'OWNER_COOKIE_SECURE', !isDevelopmentUrl(publicUrl)),
     telegramApiUrl: telegramApiUrl(env),
+    metrics: metricsEndpoint(env),
+    otlpEndpoint: url(env, 'OTEL_EXPORTER_OTLP_ENDPOINT', ['http:', 'https:']),
   };
+}
+
+/** METRICS_PORT / METRICS_HOST / METRICS_TOKEN: where the metrics are served, and who may read them. */
+function metricsEndpoint(env: NodeJS.ProcessEnv): Config['metrics'] {
+  if (env.METRICS_PORT === undefined || env.METRICS_PORT === '') return undefined;
+  const port = int(env, 'METRICS_PORT', 9464, 0, 65535);
+  const host = env.METRICS_HOST || '127.0.0.1';
+  const token = env.METRICS_TOKEN || undefined;
+  if (token !== undefined && token.length < 16) throw new ConfigError('METRICS_TOKEN must be at least 16 characters');
+  // Metrics name the operations, error rates and queue sizes of every shop: off the loopback, a token guards them.
+  if (token === undefined && !['127.0.0.1', '::1', 'localhost'].includes(host)) {
+    throw new ConfigError(`METRICS_TOKEN is required when METRICS_HOST (${host}) is not a loopback address`);
+  }
+  return { port, host, token };
 }
 
 /** `EMAIL_MARKETING_BASE_URLS`: provider=url pairs (src/platform/email-marketing-providers.ts). */

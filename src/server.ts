@@ -13,11 +13,16 @@ import { openCliChannel } from './ops/cli-channel';
 import { scheduleIdempotencyPurge } from './platform/idempotency';
 import { systemClock } from './platform/clock';
 import { createWorker } from './worker';
+import { startMetricsEndpoint } from './http/metrics-endpoint';
+import { watchDatabase } from './platform/metrics';
+import { startTracing } from './platform/tracing';
 
 async function main(): Promise<void> {
   const started = Date.now();
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
+  // Before the database opens, so its statements are traced; nothing is registered when it is off.
+  const tracing = config.otlpEndpoint ? startTracing({ serviceName: 'merchant-developer-api' }) : undefined;
   const database = await openDatabase(config);
   if (database.created?.unpacked) logger.info('embedded database created from the schema image');
   else if (database.created) logger.info('embedded database created by initdb', { why: database.created.reason });
@@ -50,6 +55,9 @@ async function main(): Promise<void> {
   const validators = collectValidators();
   const app = await createApp({ db: database.db, config, logger, redis, clock: systemClock });
   const server: Server = createHttpServer(app, config, logger);
+  // Metrics on a port of their own (METRICS_PORT), never the API's.
+  watchDatabase(database);
+  const metrics = config.metrics ? await startMetricsEndpoint(config.metrics, logger) : undefined;
   const sockets = new Set<Socket>();
   server.on('connection', (s) => {
     sockets.add(s);
@@ -59,7 +67,12 @@ async function main(): Promise<void> {
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const base = `http://localhost:${port}`;
-  logger.info('listening', { port, database: database.kind, startup_ms: Date.now() - started });
+  logger.info('listening', {
+    port,
+    database: database.kind,
+    startup_ms: Date.now() - started,
+    tracing: tracing !== undefined,
+  });
   validators
     .compileInBackground()
     .catch((err: unknown) => logger.error('a request validator does not compile', { error: (err as Error).message }));
@@ -107,7 +120,9 @@ async function main(): Promise<void> {
         await worker?.stop();
         await cliChannel?.close();
         await redis?.close().catch(() => undefined);
+        await metrics?.close();
         await database.close();
+        await tracing?.shutdown().catch(() => undefined);
         logger.info('stopped');
       } catch (err) {
         code = 1;

@@ -29,6 +29,7 @@ import * as m0025 from './0025_events_without_secrets';
 import * as m0026 from './0026_webhook_attempt_errors';
 import * as m0027 from './0027_idempotency_leases';
 import * as m0028 from './0028_test_mode';
+import * as m0029 from './0029_trace_context';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -59,4 +60,5 @@ export const migrations: Record<string, Migration> = {
   '0026_webhook_attempt_errors': m0026,
   '0027_idempotency_leases': m0027,
   '0028_test_mode': m0028,
+  '0029_trace_context': m0029,
 };

@@ -99,6 +99,8 @@ export interface ClaimedDelivery {
   previous_secret_expires_at: Date | null;
   /** JSON text of the event's data. */
   data: string;
+  /** W3C traceparent of the request that wrote the event (tracing on), which the delivery span links to. */
+  traceparent: string | null;
 }
 
 export interface DeliveryLease {
@@ -166,7 +168,7 @@ export async function claimDueDeliveries(db: Kysely<Database>, lease: DeliveryLe
       from (select id from own_share union all select id from borrowed) picked where d.id = picked.id
       returning d.id, d.shop_id, d.endpoint_id, d.event_id, d.attempts, d.manual, d.pending_attempt_id
     )
-    select c.*, ev.type as event_type, ev.data, ev.livemode, e.url, e.secret, e.previous_secret,
+    select c.*, ev.type as event_type, ev.data, ev.livemode, ev.traceparent, e.url, e.secret, e.previous_secret,
       e.previous_secret_expires_at
     from claimed c
     join webhook_endpoints e on e.shop_id = c.shop_id and e.id = c.endpoint_id

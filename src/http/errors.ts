@@ -3,6 +3,7 @@
 import type { Response } from 'express';
 import { ApiError, ClientAbortedError, DatabaseUnavailableError } from '../errors';
 import type { Logger } from '../logger';
+import { countError } from '../platform/metrics';
 import { databaseErrorAnswer } from './database-errors';
 import { isUndecodablePath } from './page-guard';
 import { sendOAuthValidationError } from './oauth-errors';
@@ -82,6 +83,7 @@ export function sendError(res: Response, err: unknown, publicUrl: string, logger
       cause: (err as Error)?.message,
     });
   }
+  countError(apiError.code);
   if (res.headersSent) {
     res.end();
     return;

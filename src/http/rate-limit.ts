@@ -14,6 +14,7 @@ import { RedisStore } from 'rate-limit-redis';
 import type { Config, Plan } from '../config';
 import { ApiError } from '../errors';
 import type { Logger } from '../logger';
+import { countRateLimitRefusal } from '../platform/metrics';
 import type { RedisClient } from '../platform/redis';
 
 export const rateLimitWindowMs = 60_000;
@@ -90,14 +91,16 @@ export interface RateLimiter {
   redisState(): 'up' | 'down' | 'not configured';
 }
 
-function limited(_req: Request, res: Response, next: NextFunction): void {
+/** The 429 of a limiter, counted by which one refused. */
+const limited = (limiter: 'shop' | 'ip') => (_req: Request, res: Response, next: NextFunction) => {
+  countRateLimitRefusal(limiter);
   const retry = res.getHeader('Retry-After');
   next(
     new ApiError('RATE_LIMITED', 'Too many requests; wait for Retry-After seconds.', {
       headers: { 'Retry-After': String(retry ?? 60) },
     }),
   );
-}
+};
 
 function run(
   middleware: (req: Request, res: Response, next: NextFunction) => unknown,
@@ -120,17 +123,18 @@ export function createRateLimiter(
     legacyHeaders: true, // X-RateLimit-Limit / -Remaining / -Reset (Unix seconds), as the contract says
     standardHeaders: false,
     passOnStoreError: true,
-    handler: limited,
     validate: false, // its configuration checks are for development; they cost time on every request
   } as const;
   const shopLimiter = rateLimit({
     ...common,
+    handler: limited('shop'),
     store: new FailoverStore(redis, `${prefix}shop:`, logger),
     limit: (_req, res) => config.rateLimits[res.locals.plan as Plan] ?? config.rateLimits.free,
     keyGenerator: (_req, res) => String(res.locals.shopId),
   });
   const ipLimiter = rateLimit({
     ...common,
+    handler: limited('ip'),
     store: new FailoverStore(redis, `${prefix}ip:`, logger),
     limit: config.anonymousRateLimit,
     keyGenerator: (req) => ipKeyGenerator(req.ip ?? req.socket.remoteAddress ?? 'unknown'),

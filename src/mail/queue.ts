@@ -6,6 +6,7 @@ import { emailsInsert, type NewEmail } from '../../db/queries/outbound-emails';
 import type { Database } from '../../db/tables';
 import { newId } from '../ids';
 import type { Clock } from '../platform/clock';
+import { currentTraceparent } from '../platform/tracing';
 import type { EffectSink, MailDraft } from '../platform/unit-of-work';
 import { inMode, renderMail } from './templates';
 
@@ -15,7 +16,9 @@ import { inMode, renderMail } from './templates';
  */
 function queuedEmail(message: MailDraft, now: Date): NewEmail {
   const rendered = renderMail(message.template, message.data);
-  return {
+  // The request queueing it (tracing on only: the statement is unchanged when off), for the mail span's link.
+  const traceparent = currentTraceparent();
+  const row: NewEmail = {
     id: newId('eml'),
     to_address: message.to,
     template: message.template,
@@ -24,6 +27,7 @@ function queuedEmail(message: MailDraft, now: Date): NewEmail {
     next_attempt_at: now,
     created_at: now,
   };
+  return traceparent ? { ...row, traceparent } : row;
 }
 
 /**

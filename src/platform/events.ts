@@ -15,6 +15,7 @@ import { eventsWithDeliveries, type WrittenEvent } from '../../db/queries/events
 import { newId } from '../ids';
 import type { Clock } from './clock';
 import { eventData } from './event-data';
+import { currentTraceparent } from './tracing';
 import type { EffectSink, EventDraft } from './unit-of-work';
 
 /**
@@ -91,12 +92,16 @@ function eventsPart(
 } {
   const now = options.clock.now();
   const dataOf = new Map<string, unknown>();
+  // The request (or job) writing the events, for the delivery span's link; only set while tracing is on, so the
+  // statement is the same as ever when it is off.
+  const traceparent = currentTraceparent();
   const events = drafts.map((draft) => {
     // Here, where every event enters the outbox: no emitter can store or send a secret (a license key) by mistake.
     const data = eventData(draft.type, draft.data);
     const id = newId('evt');
     dataOf.set(id, data);
-    return { id, type: draft.type, data: JSON.stringify(data), created_at: now };
+    const event = { id, type: draft.type, data: JSON.stringify(data), created_at: now };
+    return traceparent ? { ...event, traceparent } : event;
   });
   const part = eventsWithDeliveries(trx, shopId, events, {
     deliveryIdSeed: newId('whd'),

@@ -7,6 +7,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../db/tables';
 import { leasedRowForUpdate, type LeasedTable, type Lease } from '../../db/queries/leased-queue';
 import type { Clock } from '../platform/clock';
+import { jobSpan } from './job-span';
 import type { Job, JobContext } from './worker';
 
 export interface LeasedQueue<C extends { id: string; shop_id: string }, V> {
@@ -54,6 +55,19 @@ export function leasedQueueJob<C extends { id: string; shop_id: string }, V>(
   const errorText = queue.errorText ?? ((err: unknown) => (err as Error)?.message);
 
   async function attempt(claim: C, token: string, clock: Clock): Promise<void> {
+    // Tracing on: one span per item, its statements (the recording) under it.
+    const span = jobSpan(`job ${queue.name}`, undefined, { [queue.idField]: claim.id });
+    if (!span) return attemptIn(claim, token, clock);
+    try {
+      await span.run(() => attemptIn(claim, token, clock));
+      span.end('ok');
+    } catch (err) {
+      span.fail(err);
+      throw err;
+    }
+  }
+
+  async function attemptIn(claim: C, token: string, clock: Clock): Promise<void> {
     const verdict = await queue.send(claim, clock);
     await db.transaction().execute(async (trx) => {
       const row = await leasedRowForUpdate(trx, queue.table, claim.shop_id, claim.id, token);

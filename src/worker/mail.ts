@@ -9,6 +9,7 @@ import nodemailer from 'nodemailer';
 import { claimDueEmails, markEmailAttemptFailed, markEmailSent } from '../../db/queries/outbound-emails';
 import type { Database, OutboundEmailRow } from '../../db/tables';
 import type { Clock } from '../platform/clock';
+import { jobSpan } from './job-span';
 import type { Job, JobContext } from './worker';
 
 /** Wait before the next attempt after attempt 1, 2, 3, 4 failed: 1 min, 5 min, 30 min, 2 h. */
@@ -82,8 +83,24 @@ export function mailJob(db: Kysely<Database>, ctx: MailJobOptions): Job {
     }
   }
 
-  /** `clock`: the job's, or the clock of the one shop a pass serves (src/worker/worker.ts). */
+  /** Tracing on: a span per message, its statements under it, linked to the request that queued it. */
   async function handle(row: OutboundEmailRow, leaseUntil: Date, clock: Clock): Promise<void> {
+    const span = jobSpan('job mail', row.traceparent, { email_id: row.id });
+    if (!span) {
+      await handleIn(row, leaseUntil, clock);
+      return;
+    }
+    try {
+      const sent = await span.run(() => handleIn(row, leaseUntil, clock));
+      span.end(sent);
+    } catch (err) {
+      span.fail(err);
+      throw err;
+    }
+  }
+
+  /** `clock`: the job's, or the clock of the one shop a pass serves (src/worker/worker.ts). Answers the outcome. */
+  async function handleIn(row: OutboundEmailRow, leaseUntil: Date, clock: Clock): Promise<'sent' | 'failed'> {
     const outcome = await send(row); // outside any transaction
     const now = clock.now();
     const attempts = row.attempts + 1;
@@ -108,6 +125,7 @@ export function mailJob(db: Kysely<Database>, ctx: MailJobOptions): Job {
     } else if (!outcome.ok) {
       ctx.logger.warn('mail attempt failed', { email_id: row.id, attempts, error: outcome.error });
     }
+    return outcome.ok ? 'sent' : 'failed';
   }
 
   return {

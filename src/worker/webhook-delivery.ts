@@ -26,6 +26,8 @@ import { sendOutbound, type OutboundOptions, type OutboundOutcome } from '../pla
 import { endpointSecretContext, type SecretBox } from '../platform/secret-box';
 import { signatureHeader } from '../platform/webhook-signature';
 import type { Clock } from '../platform/clock';
+import { observeWebhookAttempt } from '../platform/metrics';
+import { jobSpan } from './job-span';
 import type { Job, JobContext, JobScope } from './worker';
 
 /**
@@ -234,6 +236,12 @@ export function webhookDeliveryJob(db: Kysely<Database>, options: WebhookDeliver
   async function attempt(slot: Slot): Promise<void> {
     const { claim, clock } = slot;
     const sentAt = clock.now();
+    // Tracing on: the attempt's span, in a trace of its own linked to the request that wrote the event.
+    const span = jobSpan('webhook.deliver', claim.traceparent, {
+      'webhook.event_type': claim.event_type,
+      'webhook.delivery_id': claim.id,
+      'webhook.attempt': claim.attempts + 1,
+    });
     let outcome: OutboundOutcome;
     try {
       const { current, previous } = secretsOf(claim);
@@ -256,6 +264,7 @@ export function webhookDeliveryJob(db: Kysely<Database>, options: WebhookDeliver
         { allowPrivateTargets: options.allowPrivateTargets, timeoutMs, lookup: options.lookup },
       );
     } catch (err) {
+      span?.fail(err);
       // Not recorded (a secret that does not open): the lease runs out and the delivery is attempted again.
       options.logger.warn('webhook attempt could not be made', {
         delivery_id: claim.id,
@@ -266,6 +275,9 @@ export function webhookDeliveryJob(db: Kysely<Database>, options: WebhookDeliver
       attemptOver(slot);
       return;
     }
+    const result = attemptError(outcome)?.code.toLowerCase() ?? 'delivered';
+    observeWebhookAttempt(result, outcome.durationMs / 1000);
+    span?.end(result);
     finished.push({ slot, sentAt, outcome });
     startRecording();
     attemptOver(slot);

@@ -9,7 +9,7 @@ import { createApp, type AppOptions } from '../../src/app';
 import { loadConfig, type Config } from '../../src/config';
 import * as admin from '../../src/ops/admin';
 import { seedFixtures, type Fixtures } from '../../src/ops/fixtures/fixtures';
-import type { Logger } from '../../src/logger';
+import { logLineFormat, type Logger } from '../../src/logger';
 import { connectRedis, type RedisClient } from '../../src/platform/redis';
 import { shopById } from '../../db/queries/shops';
 import { assertMatchesContract } from './contract';
@@ -76,7 +76,7 @@ export function memoryLogger(): { logger: Logger; logs: Record<string, unknown>[
   });
   const logger = winston.createLogger({
     level: 'debug',
-    format: winston.format.combine(winston.format.timestamp(), winston.format.json()),
+    format: logLineFormat(),
     transports: [new winston.transports.Stream({ stream })],
   });
   return { logger, logs };
