@@ -102,8 +102,8 @@ async function main(): Promise<void> {
     const [first, ...more] = await oldestLiveShopIds(database.db, 2);
     console.log(
       first
-        ? `  Create an API key${more.length ? ' (for the oldest shop)' : ''} with: npm run -s cli -- key create --shop ${first} --scopes "*"\n`
-        : '  Create a shop with: npm run -s cli -- shop create --name NAME, then a key: key create --shop <its id> --scopes "*"\n',
+        ? `  Create an API key${more.length ? ' (for the oldest shop)' : ''} with: npm run -s cli -- key create --shop ${first} --mode test --scopes "*"\n`
+        : '  Create a shop with: npm run -s cli -- shop create --name NAME, then a key: key create --shop <its id> --mode test --scopes "*"\n',
     );
   }
 

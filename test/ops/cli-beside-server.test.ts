@@ -201,7 +201,7 @@ test(
     const server = await startServer();
     // The banner's hint is one to paste: it names the (oldest live) shop.
     expect(server.output()).toContain(
-      `Create an API key with: npm run -s cli -- key create --shop ${shop} --scopes "*"\n`,
+      `Create an API key with: npm run -s cli -- key create --shop ${shop} --mode test --scopes "*"\n`,
     );
     const key = await cli(['key', 'create', '--shop', shop, '--scopes', 'orders.read', '--json']);
     expect(key.code).toBe(0);
