@@ -190,8 +190,9 @@ function copySchemaImage() {
  * The entry points run as one file each (dist/bundle/<name>.js), bundled by esbuild from the compiled tree with the
  * packages they use. Node resolving, reading and linking ~900 modules one by one (kysely alone is ~200 ES modules) was
  * ~200 ms of CPU of every start and every CLI command; a bundle is one read and one compile (kept by the compile cache).
- * Left outside: PGlite (it loads its WebAssembly and data files beside its own module), argon2 (a native addon), and
- * pg's optional native binding. `__dirname` of a bundled module of ours keeps meaning its own folder in dist/
+ * Left outside: PGlite (it loads its WebAssembly and data files beside its own module), argon2 (a native addon),
+ * pg's optional native binding, the Redis client (loaded only when REDIS_URL is set) and OpenTelemetry's SDK (only
+ * when tracing is on): a bundle's source and source map are held in memory whether used or not. `__dirname` of a bundled module of ours keeps meaning its own folder in dist/
  * (src/spec.ts and db/schema-image.ts find openapi.yaml and the schema image through it). Rebuilt when the compiled
  * tree or the installed packages changed (the start manifest and package-lock.json, by hash).
  */
@@ -201,6 +202,15 @@ const bundles = {
   cli: join('src', 'ops', 'cli-main.js'),
 };
 const bundleDir = join(dist, 'bundle');
+// OpenTelemetry's SDK, loaded by src/platform/tracing.ts only when tracing is on (the API package stays in).
+const tracingSdk = [
+  '@opentelemetry/sdk-trace',
+  '@opentelemetry/resources',
+  '@opentelemetry/context-async-hooks',
+  '@opentelemetry/exporter-trace-otlp-http',
+  '@opentelemetry/core',
+  '@opentelemetry/semantic-conventions',
+];
 const bundleManifestPath = join(bundleDir, '.manifest');
 const bundlePath = (name) => join(bundleDir, `${name}.js`);
 
@@ -230,7 +240,15 @@ async function bringBundlesUpToDate() {
     logLevel: 'error',
     // A require.resolve of a bundled package still finds it in node_modules at run time, which is what it is for.
     logOverride: { 'require-resolve-not-external': 'silent' },
-    external: ['@electric-sql/pglite', '@electric-sql/pglite/*', 'argon2', 'pg-native'],
+    external: [
+      '@electric-sql/pglite',
+      '@electric-sql/pglite/*',
+      'argon2',
+      'pg-native',
+      'redis',
+      '@redis/*',
+      ...tracingSdk,
+    ],
     plugins: [
       {
         name: 'own-dirname',

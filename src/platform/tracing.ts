@@ -13,9 +13,7 @@ import {
   type SpanContext,
   type Tracer,
 } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchSpanProcessor, TracerProvider, type SpanProcessor } from '@opentelemetry/sdk-trace';
+import type { SpanProcessor } from '@opentelemetry/sdk-trace';
 import { traceQueries } from '../../db/query-spans';
 
 export const TRACER_NAME = 'merchant-developer-api';
@@ -39,6 +37,12 @@ export interface Tracing {
  */
 export function startTracing(options: { serviceName?: string; processor?: SpanProcessor } = {}): Tracing {
   if (tracer) throw new Error('tracing is already on');
+  // The SDK is loaded only here: an untraced process neither loads nor keeps it (it is ~1 MB of the start's bundle).
+  const { BatchSpanProcessor, TracerProvider } =
+    require('@opentelemetry/sdk-trace') as typeof import('@opentelemetry/sdk-trace');
+  const { resourceFromAttributes } = require('@opentelemetry/resources') as typeof import('@opentelemetry/resources');
+  const { AsyncLocalStorageContextManager } =
+    require('@opentelemetry/context-async-hooks') as typeof import('@opentelemetry/context-async-hooks');
   const processor =
     options.processor ??
     new BatchSpanProcessor({
