@@ -18,3 +18,6 @@ export async function main(argv: string[]): Promise<void> {
     forwarded ??
     (await (require('./cli') as typeof import('./cli')).runCli(argv, { stdin: readStdin, stdout, stderr }));
 }
+
+// `tsx src/ops/cli-main.ts …` runs the program from source, as `npm run cli` runs it from dist/.
+if (require.main === module) void main(process.argv.slice(2));

@@ -752,6 +752,3 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     return err instanceof UsageError ? 2 : 1;
   }
 }
-
-// `tsx src/ops/cli.ts …` runs the program from source (src/ops/cli-main.ts: beside a running server or on its own).
-if (require.main === module) void (require('./cli-main') as typeof import('./cli-main')).main(process.argv.slice(2));

@@ -1,6 +1,6 @@
 // The admin CLI (src/ops/cli.ts) for tests, one shape two ways: in-process through runCli on the test's own open
 // database (a child process costs seconds: tsx, then the database opened and migrated, and an embedded database
-// has one owner, so a child could not open the test's anyway), or as a real child process (`tsx src/ops/cli.ts`) for
+// has one owner, so a child could not open the test's anyway), or as a real child process (`tsx src/ops/cli-main.ts`) for
 // the few tests that prove the program entry itself: argv, stdin, stdout/stderr and the exit code.
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
@@ -76,12 +76,12 @@ export function inProcessCli(database: DatabaseHandle, env: NodeJS.ProcessEnv = 
 const root = join(__dirname, '..', '..');
 const tsx = join(root, 'node_modules', '.bin', 'tsx');
 
-/** The CLI as an operator runs it: a child process `tsx src/ops/cli.ts …` with env (it opens its own database). */
+/** The CLI as an operator runs it: a child process `tsx src/ops/cli-main.ts …` with env (it opens its own database). */
 export function processCli(env: NodeJS.ProcessEnv): Cli {
   return cliOf(
     (argv, options) =>
       new Promise((resolve, reject) => {
-        const child = spawn(tsx, [join(root, 'src', 'ops', 'cli.ts'), ...argv], {
+        const child = spawn(tsx, [join(root, 'src', 'ops', 'cli-main.ts'), ...argv], {
           env: { ...env, ...options.env },
           cwd: root,
         });

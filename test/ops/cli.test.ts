@@ -1,6 +1,6 @@
 // The admin CLI end to end, as an operator runs it (`npm run -s cli -- … --json`): shop and key round trip, seed
 // with a bad file, demo and orders, webhooks, gateways. The commands run in-process (runCli, test/helpers/cli.ts)
-// on this file's database, which the app then serves; the last tests run the real program (`tsx src/ops/cli.ts`) to
+// on this file's database, which the app then serves; the last tests run the real program (`tsx src/ops/cli-main.ts`) to
 // prove its entry: argv, stdin, stdout/stderr, exit codes, and the embedded database's lock.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -309,7 +309,7 @@ test('gateway set and list, tax set, coupon create; the gateways show in capabil
 // The program itself, as child processes: each costs seconds (tsx, then the database opened and migrated), more on
 // a loaded machine, so these few get minutes. Each opens the database itself: on PostgreSQL this file's, embedded a
 // data directory of its own (this file's in-memory database is out of another process's reach).
-describe('the program (tsx src/ops/cli.ts)', () => {
+describe('the program (tsx src/ops/cli-main.ts)', () => {
   const minutes = 240_000;
   const dataDir = () => join(dir, 'pglite');
   const program = () =>

@@ -358,7 +358,7 @@ describe('without SMTP_URL', () => {
   }
 
   async function cli(env: NodeJS.ProcessEnv, ...args: string[]): Promise<string> {
-    const { stdout } = await run(tsx, [join(root, 'src', 'ops', 'cli.ts'), ...args], { env, cwd: root });
+    const { stdout } = await run(tsx, [join(root, 'src', 'ops', 'cli-main.ts'), ...args], { env, cwd: root });
     return stdout;
   }
 

@@ -189,7 +189,7 @@ test('the CLI: `reseller tier create --default` in a real process', async () => 
     try {
       const tsx = join(root, 'node_modules', '.bin', 'tsx');
       return JSON.parse(
-        (await run(tsx, [join(root, 'src', 'ops', 'cli.ts'), ...args, '--json'], { env, cwd: root })).stdout,
+        (await run(tsx, [join(root, 'src', 'ops', 'cli-main.ts'), ...args, '--json'], { env, cwd: root })).stdout,
       );
     } catch (err) {
       const e = err as { stdout?: string; stderr?: string };
