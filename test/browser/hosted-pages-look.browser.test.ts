@@ -16,6 +16,7 @@ import { chromiumTest, haveChromium, launchChromium, type Chromium } from '../he
 import { createApp as createOAuthApp } from '../../src/ops/oauth-admin';
 import { createOwner } from '../../src/ops/owner-admin';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
+import { startThemePreview } from '../helpers/theme-preview';
 
 const browserTest = chromiumTest('hosted pages look browser test');
 
@@ -224,37 +225,22 @@ browserTest('the consent pages name the app and the shop it gets access to', asy
 });
 
 browserTest('a theme preview, running and ended', async () => {
-  const shopId = await t.createShop({ name: 'Northwind Games Ltd' });
-  const { key } = await t.createKey(shopId, ['themes.read', 'themes.write']);
-  const api = request(t.app);
-  const created = await api
-    .post('/dev/v1/themes/control/create')
-    .set(bearer(key))
-    .send({ name: 'Spring', base: 'starlight' });
-  expect(created.status).toBe(201);
-  const id: string = created.body.data.id;
-  const saved = await api
-    .put(`/dev/v1/themes/${id}/control/document`)
-    .set(bearer(key))
-    .send({
-      expected_revision: 1,
-      document: {
-        sections: [
-          { type: 'hero', title: 'Spring collection', subtitle: 'Fresh arrivals every week' },
-          { type: 'testimonials', items: [{ quote: 'Lovely shop', author: 'Ada' }] },
-        ],
-      },
-    });
-  expect(saved.status).toBe(200);
-  const session = await api.post(`/dev/v1/themes/${id}/control/preview`).set(bearer(key)).send({});
-  expect(session.status).toBe(201);
+  const {
+    key,
+    themeId: id,
+    session: preview,
+    api,
+  } = await startThemePreview(t, 'Northwind Games Ltd', [
+    { type: 'hero', title: 'Spring collection', subtitle: 'Fresh arrivals every week' },
+    { type: 'testimonials', items: [{ quote: 'Lovely shop', author: 'Ada' }] },
+  ]);
 
   const { tab, outside } = await openTab();
-  await tab.goto(session.body.data.url);
+  await tab.goto(preview.url);
   await checkPage(tab, outside, 'theme-preview');
-  const stopped = await api.delete(`/dev/v1/themes/${id}/control/preview/${session.body.data.id}`).set(bearer(key));
+  const stopped = await api.delete(`/dev/v1/themes/${id}/control/preview/${preview.id}`).set(bearer(key));
   expect(stopped.status).toBe(200);
-  expect((await tab.goto(session.body.data.url))?.status()).toBe(410);
+  expect((await tab.goto(preview.url))?.status()).toBe(410);
   await checkPage(tab, outside, 'theme-preview-ended');
   await tab.close();
 });

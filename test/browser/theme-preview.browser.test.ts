@@ -3,10 +3,10 @@
 // missing (apt-get install -y chromium), like test/browser/checkout.browser.test.ts.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import request from 'supertest';
 import type { BrowserContext } from 'playwright-core';
 import { chromiumTest, haveChromium, launchChromium, type Chromium } from '../helpers/chromium';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
+import { startThemePreview } from '../helpers/theme-preview';
 
 const browserTest = chromiumTest('theme preview browser test');
 
@@ -38,31 +38,16 @@ afterAll(async () => {
 });
 
 browserTest('the preview URL shows the draft in a browser, and nothing once stopped', async () => {
-  const shopId = await t.createShop({ name: 'Preview Shop' });
-  const { key } = await t.createKey(shopId, ['themes.read', 'themes.write']);
-  const api = request(t.app);
-  const created = await api
-    .post('/dev/v1/themes/control/create')
-    .set(bearer(key))
-    .send({ name: 'Spring', base: 'starlight' });
-  expect(created.status).toBe(201);
-  const id: string = created.body.data.id;
-  const saved = await api
-    .put(`/dev/v1/themes/${id}/control/document`)
-    .set(bearer(key))
-    .send({
-      expected_revision: 1,
-      document: {
-        sections: [
-          { type: 'hero', title: 'Spring collection <em>now</em>', subtitle: 'Fresh arrivals' },
-          { type: 'testimonials', items: [{ quote: 'Lovely shop', author: 'Ada' }] },
-        ],
-      },
-    });
-  expect(saved.status).toBe(200);
-  const session = await api.post(`/dev/v1/themes/${id}/control/preview`).set(bearer(key)).send({});
-  expect(session.status).toBe(201);
-  const url: string = session.body.data.url;
+  const {
+    key,
+    themeId: id,
+    session: preview,
+    api,
+  } = await startThemePreview(t, 'Preview Shop', [
+    { type: 'hero', title: 'Spring collection <em>now</em>', subtitle: 'Fresh arrivals' },
+    { type: 'testimonials', items: [{ quote: 'Lovely shop', author: 'Ada' }] },
+  ]);
+  const url: string = preview.url;
   expect(url.startsWith(`${base}/theme-preview/`)).toBe(true);
 
   const requested: string[] = [];
@@ -78,7 +63,7 @@ browserTest('the preview URL shows the draft in a browser, and nothing once stop
   // The page loaded nothing but itself.
   expect(requested.filter((u) => !u.endsWith('/favicon.ico'))).toEqual([url]);
 
-  const stopped = await api.delete(`/dev/v1/themes/${id}/control/preview/${session.body.data.id}`).set(bearer(key));
+  const stopped = await api.delete(`/dev/v1/themes/${id}/control/preview/${preview.id}`).set(bearer(key));
   expect(stopped.status).toBe(200);
   const after = await tab.goto(url);
   expect(after?.status()).toBe(410);
