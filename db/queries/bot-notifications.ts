@@ -1,19 +1,19 @@
 // The Telegram bot notification outbox (migration 0023): queued in the transaction of an event, claimed and settled
 // by the worker (src/worker/bot-notifications.ts).
-import { sql, type Transaction } from 'kysely';
+import { sql, type OperationNodeSource, type Transaction } from 'kysely';
 import type { BotNotificationRow, Database, MessagingNotificationSwitch } from '../tables';
 import { claimedCte, type Lease } from './leased-queue';
 import { inShop, inShopForWrite, type ReadDb } from './shop-scope';
 
 /**
  * Queues `text` for every user of the shop's bots whose `notificationSwitch` is on, on bots that have a token (a bot
- * without one cannot send). One INSERT … SELECT in the event's transaction, so the queue matches the switches as
- * that transaction sees them, and a roll-back takes the rows with it. Every table is filtered by the shop (the
- * users' and bots' shop_id, and the join on it). Ids are internal (never shown by the API): `btn_` + a UUID drawn
- * by PostgreSQL. Returns how many were queued.
+ * without one cannot send): an INSERT … SELECT entry of the statement that writes the event (db/queries/batch.ts),
+ * so it costs no round trip of its own, the queue matches the switches as that statement sees them, and a roll-back
+ * takes the rows with it (the event's row is inserted by the same statement; its foreign key is checked at the
+ * statement's end). Every table is filtered by the shop (the users' and bots' shop_id, and the join on it). Ids are
+ * internal (never shown by the API): `btn_` + a UUID drawn by PostgreSQL.
  */
-export async function insertBotNotificationsForEvent(
-  trx: Transaction<Database>,
+export function botNotificationsForEvent(
   shopId: string,
   input: {
     eventId: string;
@@ -22,8 +22,8 @@ export async function insertBotNotificationsForEvent(
     text: string;
     now: Date;
   },
-): Promise<number> {
-  const result = await sql`
+): OperationNodeSource {
+  return sql`
     insert into bot_notifications
       (id, shop_id, bot_id, bot_user_id, event_id, event_type, text, status, attempts, next_attempt_at,
        created_at, updated_at)
@@ -33,8 +33,7 @@ export async function insertBotNotificationsForEvent(
     join messaging_bots b on b.shop_id = u.shop_id and b.id = u.bot_id
     where u.shop_id = ${shopId} and b.shop_id = ${shopId}
       and ${sql.ref(`u.${input.notificationSwitch}`)} and b.token_sealed is not null
-    on conflict (shop_id, event_id, bot_user_id) do nothing`.execute(trx);
-  return Number(result.numAffectedRows ?? 0);
+    on conflict (shop_id, event_id, bot_user_id) do nothing`;
 }
 
 /** What the worker needs to send one claimed notification. */

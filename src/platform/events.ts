@@ -10,7 +10,7 @@
 import type { Transaction } from 'kysely';
 import type { Database, EventRow } from '../../db/tables';
 import type { ShopRow } from '../../db/queries/shop-scope';
-import { executeBatch, type BatchPart } from '../../db/queries/batch';
+import { executeBatch, type BatchPart, type BatchStep } from '../../db/queries/batch';
 import { eventsWithDeliveries, type WrittenEvent } from '../../db/queries/events';
 import { newId } from '../ids';
 import type { Clock } from './clock';
@@ -18,16 +18,24 @@ import { eventData } from './event-data';
 import { currentTraceparent } from './tracing';
 import type { EffectSink, EventDraft } from './unit-of-work';
 
+/** An event as its statement will store it: what a consumer's entries of that statement may name. */
+export interface PlannedEvent {
+  id: string;
+  type: string;
+  created_at: Date;
+}
+
 /**
- * Hears every event written, in the transaction that writes it, after the event and its deliveries: `data` is what
- * the event holds (secrets already left out). What it writes commits with the event or not at all.
+ * Hears every event written, in the transaction that writes it: `data` is what the event holds (secrets already
+ * left out). What it writes commits with the event or not at all. A write that needs nothing the statement reads
+ * back goes in the event's own statement (`inStatement`: entries of db/queries/batch.ts, no round trip of their
+ * own); anything else runs after that statement (`afterStatement`).
  */
-export type EventConsumer = (
-  trx: Transaction<Database>,
-  shopId: string,
-  event: EventRow,
-  data: unknown,
-) => Promise<unknown>;
+export interface EventConsumer {
+  /** Entries of the statement that writes the event; each entry's name is unique within the consumer. */
+  inStatement?(shopId: string, event: PlannedEvent, data: unknown): readonly BatchStep[];
+  afterStatement?(trx: Transaction<Database>, shopId: string, event: EventRow, data: unknown): Promise<unknown>;
+}
 
 export interface EmitOptions {
   /** Who hears the event (src/domain/effects.ts defaultEventConsumers); required, so no writer can skip them. */
@@ -103,19 +111,28 @@ function eventsPart(
     const event = { id, type: draft.type, data: JSON.stringify(data), created_at: now };
     return traceparent ? { ...event, traceparent } : event;
   });
-  const part = eventsWithDeliveries(trx, shopId, events, {
+  const written = eventsWithDeliveries(trx, shopId, events, {
     deliveryIdSeed: newId('whd'),
     attemptIdSeed: newId('whl'),
     endpoint: options.endpoint && { id: options.endpoint.id, url: options.endpoint.url },
   });
+  // No consumer hears a test event (sent to one endpoint).
+  const consumers = options.endpoint ? [] : options.consumers;
+  const consumerSteps = events.flatMap((event, e) =>
+    consumers.flatMap((consumer, c) =>
+      (consumer.inStatement?.(shopId, event, dataOf.get(event.id)) ?? []).map((step) => ({
+        ...step,
+        name: `${step.name}_${c}_${e}`,
+      })),
+    ),
+  );
+  const part = { ...written, steps: [...written.steps, ...consumerSteps] };
   const heard = async (rows: WrittenEvent[]) => {
-    const written = rows.map(({ attempt_ids: attemptIds, ...event }) => ({ event: event as EventRow, attemptIds }));
-    if (!options.endpoint) {
-      for (const { event } of written) {
-        for (const consumer of options.consumers) await consumer(trx, shopId, event, dataOf.get(event.id));
-      }
+    const done = rows.map(({ attempt_ids: attemptIds, ...event }) => ({ event: event as EventRow, attemptIds }));
+    for (const { event } of done) {
+      for (const consumer of consumers) await consumer.afterStatement?.(trx, shopId, event, dataOf.get(event.id));
     }
-    return written;
+    return done;
   };
   return { part, heard };
 }

@@ -22,8 +22,10 @@ const uuidv7Id = (prefix: string) => new RegExp(`^${prefix}_[0-9a-f]{12}7[0-9a-f
 
 let t: TestApp;
 const heard: { shopId: string; event: EventRow; data: unknown }[] = [];
-const hear: EventConsumer = async (_trx, shopId, event, data) => {
-  heard.push({ shopId, event, data });
+const hear: EventConsumer = {
+  afterStatement: async (_trx, shopId, event, data) => {
+    heard.push({ shopId, event, data });
+  },
 };
 let uow: UnitOfWork;
 

@@ -14,11 +14,11 @@
 //   no notifications (nothing is queued for its users).
 // - The message is short and names only what the merchant's dashboard already shows about the event (the order's
 //   uniqid, amount and currency; the review's rating; the product's title and stock): no buyer e-mail, no secrets.
-import type { Transaction } from 'kysely';
-import { insertBotNotificationsForEvent, setMessagingBotToken } from '../../../db/queries/bot-notifications';
+import { botNotificationsForEvent, setMessagingBotToken } from '../../../db/queries/bot-notifications';
 import { messagingBotById } from '../../../db/queries/messaging-bots';
-import type { Database, EventRow, MessagingNotificationSwitch } from '../../../db/tables';
+import type { MessagingNotificationSwitch } from '../../../db/tables';
 import { NotFoundError, ValidationError } from '../../errors';
+import type { EventConsumer } from '../../platform/events';
 import type { SecretBox } from '../../platform/secret-box';
 import type { ShopWrite } from '../../platform/unit-of-work';
 
@@ -88,22 +88,20 @@ export function notificationText(type: string, data: unknown): string | undefine
 
 /**
  * Queues the event's message to every user of the shop's bots whose switch for it is on (bots with a token only),
- * in the event's transaction. Events no switch names queue nothing. Returns how many were queued.
+ * in the statement that writes the event. Events no switch names queue nothing.
  */
-export async function queueBotNotifications(
-  trx: Transaction<Database>,
-  shopId: string,
-  event: EventRow,
-  data: unknown,
-): Promise<number> {
-  const notificationSwitch = switchOfEvent[event.type];
-  const text = notificationText(event.type, data);
-  if (notificationSwitch === undefined || text === undefined) return 0;
-  return insertBotNotificationsForEvent(trx, shopId, {
-    eventId: event.id,
-    eventType: event.type,
-    notificationSwitch,
-    text,
-    now: event.created_at,
-  });
-}
+export const queueBotNotifications: EventConsumer = {
+  inStatement(shopId, event, data) {
+    const notificationSwitch = switchOfEvent[event.type];
+    const text = notificationText(event.type, data);
+    if (notificationSwitch === undefined || text === undefined) return [];
+    const query = botNotificationsForEvent(shopId, {
+      eventId: event.id,
+      eventType: event.type,
+      notificationSwitch,
+      text,
+      now: event.created_at,
+    });
+    return [{ name: 'bot_notifications', query }];
+  },
+};
