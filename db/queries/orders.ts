@@ -34,22 +34,27 @@ export async function insertOrderWithItems(
 ): Promise<{ order: OrderRow; items: OrderItemRow[] }> {
   const scope = inShopForWrite(trx, shopId);
   if (items.length === 0) return { order: await insertOrder(trx, shopId, order), items: [] };
-  const { rows } = await sql<
-    OrderRow & { items_json: (OrderItemRow & { delivered_at: string | null; created_at: string })[] }
-  >`
+  const { rows } = await sql<OrderRow & { items_json: ItemJson[] }>`
     with o as (${scope.insertInto('orders', order).returningAll()}),
       i as (${scope.insertInto('order_items', items).returningAll()})
-    select o.*, (select json_agg(to_jsonb(i) || jsonb_build_object('unit_price', i.unit_price::text,
-        'quantity_discount', i.quantity_discount::text, 'total', i.total::text) order by i.position) from i) as items_json
-    from o`.execute(trx);
+    select o.*, ${itemsJson} as items_json from o`.execute(trx);
   const { items_json, ...inserted } = rows[0]!;
+  return { order: inserted, items: items_json.map(itemFromJson) };
+}
+
+/** An item as `itemsJson` gives it: its amounts as exact decimal text, its timestamps as JSON text. */
+type ItemJson = OrderItemRow & { delivered_at: string | null; created_at: string };
+
+/** The items of a statement's `i` entry as one JSON array in line order, amounts as their exact decimal text. */
+const itemsJson = sql`(select json_agg(to_jsonb(i) || jsonb_build_object('unit_price', i.unit_price::text,
+    'quantity_discount', i.quantity_discount::text, 'total', i.total::text) order by i.position) from i)`;
+
+/** What JSON changed, restored: timestamps as dates (amounts came as decimal text, as the driver gives them). */
+function itemFromJson(i: ItemJson): OrderItemRow {
   return {
-    order: inserted,
-    items: items_json.map((i) => ({
-      ...i,
-      created_at: new Date(i.created_at),
-      delivered_at: i.delivered_at === null ? null : new Date(i.delivered_at),
-    })),
+    ...i,
+    created_at: new Date(i.created_at),
+    delivered_at: i.delivered_at === null ? null : new Date(i.delivered_at),
   };
 }
 
@@ -187,7 +192,7 @@ export async function claimCompletionLines(
   });
 }
 
-/** How a completed line is delivered (its columns set by completeLines). */
+/** How a completed line is delivered (its columns set by completeOrderAndLines). */
 export interface LineDelivery {
   id: string;
   delivery_status: ItemDeliveryStatus;
@@ -196,31 +201,38 @@ export interface LineDelivery {
 }
 
 /**
- * Completing an order's lines, last step, in one round trip: every line's delivery (its stock reservation released)
- * and, when given, the payment attempt that paid the order. Returns the lines as they now are, in the order given.
+ * Completing an order, last step, in one round trip: every line's delivery (its stock reservation released), the
+ * order's own columns (`set`) and, when given, the payment attempt that paid it. Returns the order and the lines as
+ * they now are, the lines in the order given. test/orders/order-insert.test.ts compares them with the rows read back.
  */
-export async function completeLines(
+export async function completeOrderAndLines(
   trx: Transaction<Database>,
   shopId: string,
+  orderId: string,
   lines: readonly LineDelivery[],
   payment: ShopRow<'payment_attempts'> | undefined,
-): Promise<OrderItemRow[]> {
-  const pay = payment
-    ? sql`with paid as (${inShopForWrite(trx, shopId).insertInto('payment_attempts', payment)}) `
-    : sql``;
-  const { rows } = await sql<OrderItemRow>`${pay}
-    update order_items i set delivery_status = v.delivery_status, delivered_at = v.delivered_at,
-      delivered_items = v.delivered_items, reserved_stock = 0
-    from jsonb_to_recordset(${JSON.stringify(lines)}::jsonb)
-      as v(id text, delivery_status text, delivered_at timestamptz, delivered_items jsonb)
-    where i.shop_id = ${shopId} and i.id = v.id
-    returning i.*`.execute(trx);
-  const byId = new Map(rows.map((r) => [r.id, r]));
-  return lines.map((l) => {
+  set: Partial<Omit<ShopRow<'orders'>, 'id'>>,
+): Promise<{ order: OrderRow; items: OrderItemRow[] }> {
+  const scope = inShopForWrite(trx, shopId);
+  const pay = payment ? sql`paid as (${scope.insertInto('payment_attempts', payment)}), ` : sql``;
+  const { rows } = await sql<OrderRow & { items_json: ItemJson[] | null }>`
+    with ${pay}i as (update order_items i set delivery_status = v.delivery_status, delivered_at = v.delivered_at,
+        delivered_items = v.delivered_items, reserved_stock = 0
+      from jsonb_to_recordset(${JSON.stringify(lines)}::jsonb)
+        as v(id text, delivery_status text, delivered_at timestamptz, delivered_items jsonb)
+      where i.shop_id = ${shopId} and i.id = v.id
+      returning i.*),
+    o as (${scope.updateTable('orders').set(set).where('id', '=', orderId).returningAll()})
+    select o.*, ${itemsJson} as items_json from o`.execute(trx);
+  if (!rows[0]) throw new Error(`order ${orderId} of shop ${shopId} was not updated`);
+  const { items_json, ...order } = rows[0];
+  const byId = new Map((items_json ?? []).map((r) => [r.id, itemFromJson(r)]));
+  const items = lines.map((l) => {
     const row = byId.get(l.id);
     if (!row) throw new Error(`order item ${l.id} of shop ${shopId} was not updated`);
     return row;
   });
+  return { order, items };
 }
 
 /** An invoice by its public id, of any shop: the hosted checkout knows only the uniqid. */

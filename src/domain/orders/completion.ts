@@ -84,19 +84,23 @@ export async function completeInvoice(
     });
     if (d.mailContent.length > 0) mailItems.push({ title: item.product_title, content: d.mailContent });
   }
-  const deliveredItems =
-    deliveries.length > 0 || payment ? await orders.completeLines(trx, shopId, deliveries, payment) : [];
-
-  const completed = await orders.updateOrder(trx, shopId, order.id, {
-    status: 'COMPLETED',
-    status_details: null,
-    payment_status: 'PAID',
-    gateway,
-    note: options.note ?? order.note,
-    completed_at: now,
-    expires_at: null,
-    updated_at: now,
-  });
+  const { order: completed, items: deliveredItems } = await orders.completeOrderAndLines(
+    trx,
+    shopId,
+    order.id,
+    deliveries,
+    payment,
+    {
+      status: 'COMPLETED',
+      status_details: null,
+      payment_status: 'PAID',
+      gateway,
+      note: options.note ?? order.note,
+      completed_at: now,
+      expires_at: null,
+      updated_at: now,
+    },
+  );
   await credit(w, completed);
   // A reseller's order: lifetime figures, then tier auto-advance (src/domain/resellers/reseller-orders.ts).
   await countResellerOrder(w, completed);
@@ -139,7 +143,7 @@ export async function completeInvoice(
 
 /**
  * The attempt that paid is PAID now; without one (a manual completion) the PAID attempt to record for the invoice is
- * returned, written with the lines (orders.completeLines).
+ * returned, written with the lines (orders.completeOrderAndLines).
  */
 async function recordPayment(
   w: ShopWrite,
