@@ -12,7 +12,8 @@
 //   attribution; at the end the tables and a whole-stack-against-bare comparison of each pair are printed to stderr
 //   and written to <dir>/summary.md. The order-list servers, processes of their own, get --cpu-prof and write
 //   theirs to <dir>/list-full/ and <dir>/list-bare/ when they stop (their whole life: start-up and every list load).
-//   Unset, nothing is profiled. Sampling costs CPU too: a profiled run's figures are not figures of record.
+//   Unset, nothing is profiled. Sampling costs CPU too: a profiled run's figures are not figures of record
+//   (BENCH_PROFILE_INTERVAL_US, 100 by default, samples less often).
 // - One scenario alone (no 14-minute full bench): `BENCH_PROFILE_DIR=/tmp/prof DATABASE_URL=postgres://... npm run
 //   bench:profile -- writes` (or `licenses`; test/bench/profile-run.ts). Small settings keep it short, e.g.
 //   BENCH_ROUNDS=1 BENCH_SECONDS=3 BENCH_WARMUP_SECONDS=1 BENCH_COMPLETIONS=300.
@@ -27,15 +28,19 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export type Profile = Profiler.Profile;
 
-/** µs between samples: requests of a millisecond or two need finer sampling than V8's default of 1 ms. */
-export const SAMPLING_INTERVAL_US = 100;
+/**
+ * µs between samples: requests of a millisecond or two need finer sampling than V8's default of 1 ms. Each sample
+ * costs CPU as well (the measured CPU per request of a write run nearly doubled at 100 µs on a busy 2-core machine),
+ * so BENCH_PROFILE_INTERVAL_US can make it coarser; the shares hold, being sampled alike.
+ */
+export const samplingIntervalUs = () => Number(process.env.BENCH_PROFILE_INTERVAL_US || 100);
 
 /** Profiles this process until `stop()`, which returns the profile and ends the inspector session. */
 export async function startProfile(): Promise<{ stop(): Promise<Profile> }> {
   const session = new Session();
   session.connect();
   await session.post('Profiler.enable');
-  await session.post('Profiler.setSamplingInterval', { interval: SAMPLING_INTERVAL_US });
+  await session.post('Profiler.setSamplingInterval', { interval: samplingIntervalUs() });
   await session.post('Profiler.start');
   return {
     async stop() {
