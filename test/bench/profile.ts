@@ -68,11 +68,14 @@ const PACKAGE_LAYERS: Record<string, string> = {
   ...layer('express', 'proxy-addr', 'forwarded', 'range-parser', 'statuses', 'vary', 'depd', 'encodeurl'),
   ...layer('express', 'http-errors', 'iconv-lite', 'content-disposition', 'debug', 'ms', 'bytes', 'unpipe'),
   ...layer('express', 'ee-first', 'side-channel', 'side-channel-list', 'side-channel-map', 'side-channel-weakmap'),
-  ...layer('rate limiter', 'express-rate-limit', 'rate-limit-redis'),
+  ...layer('rate limiter', 'express-rate-limit', 'rate-limit-redis', 'ip-address'),
   ...layer('openapi-backend + ajv', 'openapi-backend', 'ajv', 'ajv-formats', 'fast-deep-equal', 'fast-uri'),
-  ...layer('openapi-backend + ajv', 'json-schema-traverse', 'bath-es5', 'mock-json-schema'),
+  ...layer('openapi-backend + ajv', 'json-schema-traverse', 'bath-es5', 'mock-json-schema', 'dereference-json-schema'),
+  // openapi-backend's own dependencies (lodash is no one else's among the server's packages).
+  ...layer('openapi-backend + ajv', 'lodash', 'lodash.merge', '@apidevtools/json-schema-ref-parser', 'js-yaml'),
   ...layer('prom-client', 'prom-client', 'tdigest', 'bintrees'),
   ...layer('logging', 'winston', 'logform', 'winston-transport', 'triple-beam', 'safe-stable-stringify', 'fecha'),
+  ...layer('logging', '@colors/colors', '@dabh/diagnostics', 'one-time', 'stack-trace', '@so-ric/colorspace'),
 };
 const PREFIX_LAYERS: [prefix: string, layer: string][] = [
   ['@opentelemetry/', 'tracing'],
