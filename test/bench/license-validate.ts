@@ -17,7 +17,7 @@ import { newId } from '../../src/ids';
 import { createLogger } from '../../src/logger';
 import { loadLicenseKeyring } from '../../src/platform/license-keys';
 import { bearerTokenOf, hashCredential } from './bench-auth';
-import { listen, load, median, sideBySide, type Load } from './load';
+import { listen, load, median, sideBySide, type Load, type LoadOptions } from './load';
 import { settings } from './settings';
 import { systemClock } from '../../src/platform/clock';
 
@@ -114,9 +114,10 @@ export async function benchLicenseValidate(db: Kysely<Database>): Promise<Licens
     if (check.status !== 200 || answer.data?.license.key !== keys[0]) {
       throw new Error(`validate is not answering as expected: ${check.status} ${JSON.stringify(answer).slice(0, 300)}`);
     }
+    const posts = (label: string): LoadOptions => ({ method: 'POST', shots, cost: true, label });
     const runs = await sideBySide(
-      () => load(`${baseline.url}/licenses/validate`, key, { method: 'POST', shots, cost: true }),
-      () => load(`${full.url}/dev/v1/licenses/validate`, key, { method: 'POST', shots, cost: true }),
+      () => load(`${baseline.url}/licenses/validate`, key, posts('validate-bare')),
+      () => load(`${full.url}/dev/v1/licenses/validate`, key, posts('validate-full')),
     );
     return {
       baseline: runs.baseline,

@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { profileMeasuredRun } from './profile';
 import { settings } from './settings';
 import { measureCost, type Cost } from '../helpers/round-trips';
 
@@ -38,8 +39,13 @@ export interface LoadOptions {
   warmup?: number;
   /** Sample this process's resident memory during the measured run. */
   rssPid?: number;
-  /** Count the statements sent to PostgreSQL and this process's CPU per request (servers in this process). */
+  /**
+   * Count the statements sent to PostgreSQL and this process's CPU per request (servers in this process); with
+   * BENCH_PROFILE_DIR set, also profile the measured run (test/bench/profile.ts).
+   */
   cost?: boolean;
+  /** The name of the run's profile (create-full, create-bare, ...); the method and path otherwise. */
+  label?: string;
 }
 
 // The autocannon API in a child process: each request takes the next shot of the list.
@@ -117,6 +123,8 @@ export async function load(url: string, key: string, options: LoadOptions = {}):
   if (amount === undefined) await cannon(url, key, options, { offset: 0, duration: settings.warmupSeconds });
   else if (warmup > 0) await cannon(url, key, options, { offset: 0, amount: warmup });
   const rss = options.rssPid === undefined ? undefined : watchRss(options.rssPid);
+  // Started before the cost is counted so that the profiler's own start-up is not part of it.
+  const profile = options.cost ? await profileMeasuredRun(options.label ?? labelOf(url, options)) : undefined;
   const cost = options.cost ? measureCost() : undefined;
   const r = await cannon(url, key, options, {
     offset: warmup,
@@ -124,6 +132,7 @@ export async function load(url: string, key: string, options: LoadOptions = {}):
   });
   const rssMb = rss?.stop();
   const spent = cost?.stop(r.requests.total);
+  await profile?.stop(r.requests.total);
   if (r.non2xx > 0 || r.errors > 0 || r.timeouts > 0)
     throw new Error(`${url}: ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts`);
   const seconds = (Date.parse(r.finish) - Date.parse(r.start)) / 1000;
@@ -134,6 +143,12 @@ export async function load(url: string, key: string, options: LoadOptions = {}):
     ...(rssMb === undefined ? {} : { rssMb }),
     ...(spent ? { cost: spent } : {}),
   };
+}
+
+/** POST-dev-v1-orders for a POST to http://127.0.0.1:1234/dev/v1/orders. */
+function labelOf(url: string, options: LoadOptions): string {
+  const path = new URL(url).pathname.replace(/[^A-Za-z0-9]+/g, '-').replace(/^-|-$/g, '');
+  return [options.method ?? 'GET', path].filter(Boolean).join('-');
 }
 
 /** Resident memory of a process (Linux /proc), MB; NaN where /proc is not there. */

@@ -15,6 +15,7 @@ import { CursorCodec } from '../../src/platform/cursor';
 import { listQueryBinding, parseListQuery } from '../../src/platform/list-query';
 import { inAlternatingOrder, load, summary, type Load } from './load';
 import { startServer } from './processes';
+import { processProfileFlags } from './profile';
 import { settings } from './settings';
 
 export const PAGE = 50;
@@ -77,8 +78,8 @@ export async function benchOrderLists(db: Kysely<Database>, databaseUrl: string)
   const deepCursor = cursors.encode({ values: [last!.cursor_value], id: last!.id }, binding);
 
   const env = { DATABASE_URL: databaseUrl, SEED_DEMO: 'false', RATE_LIMIT_BUSINESS: '1000000' };
-  const full = await startServer('full', env, key);
-  const bare = await startServer('bare', env, key).catch(async (err: unknown) => {
+  const full = await startServer('full', env, key, processProfileFlags('list-full'));
+  const bare = await startServer('bare', env, key, processProfileFlags('list-bare')).catch(async (err: unknown) => {
     await full.stop();
     throw err;
   });

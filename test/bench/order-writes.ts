@@ -20,7 +20,7 @@ import { seedFixtures } from '../../src/ops/fixtures/fixtures';
 import { newId, newUniqid } from '../../src/ids';
 import { createLogger } from '../../src/logger';
 import { bearerTokenOf, hashCredential } from './bench-auth';
-import { listen, load, median, sideBySide, type Load, type Shot } from './load';
+import { listen, load, median, sideBySide, type Load, type LoadOptions, type Shot } from './load';
 import { settings } from './settings';
 import { systemClock } from '../../src/platform/clock';
 
@@ -162,7 +162,8 @@ async function seedPendingOrders(
   return ids.rows.map((r) => r.id);
 }
 
-export async function benchOrderWrites(db: Kysely<Database>): Promise<OrderWritesBench> {
+/** `profileTag` sets the runs of another database apart in their profiles' names (embedded-create-full, ...). */
+export async function benchOrderWrites(db: Kysely<Database>, profileTag = ''): Promise<OrderWritesBench> {
   const shop = await admin.createShop(db, { name: 'Order writes bench', plan: 'business' });
   const { key, id: credentialId } = await admin.createApiKey(db, { shopId: shop.id, scopes: ['*'] });
   const row = (await shopById(db, shop.id))!;
@@ -220,17 +221,24 @@ export async function benchOrderWrites(db: Kysely<Database>): Promise<OrderWrite
         }),
       );
     }
+    // Every run is measured for its cost (and profiled, with BENCH_PROFILE_DIR set) under its label.
+    const posts = (label: string, options: LoadOptions): LoadOptions => ({
+      method: 'POST',
+      cost: true,
+      label: profileTag + label,
+      ...options,
+    });
     const createRuns = await sideBySide(
-      () => load(`${bare.url}/orders`, key, { method: 'POST', shots: orderShots, cost: true }),
-      () => load(`${full.url}/dev/v1/orders`, key, { method: 'POST', shots: orderShots, cost: true }),
+      () => load(`${bare.url}/orders`, key, posts('create-bare', { shots: orderShots })),
+      () => load(`${full.url}/dev/v1/orders`, key, posts('create-full', { shots: orderShots })),
     );
     // The same returning buyers, every one ordering the one product at once.
     const hotShots: Shot[] = Array.from({ length: BUYERS }, (_, i) => ({
       body: { email: `buyer${i}@example.com`, items: [{ product_id: hotProduct, quantity: 1 }] },
     }));
     const hotRuns = await sideBySide(
-      () => load(`${bare.url}/orders`, key, { method: 'POST', shots: hotShots, cost: true }),
-      () => load(`${full.url}/dev/v1/orders`, key, { method: 'POST', shots: hotShots, cost: true }),
+      () => load(`${bare.url}/orders`, key, posts('hot-bare', { shots: hotShots })),
+      () => load(`${full.url}/dev/v1/orders`, key, posts('hot-full', { shots: hotShots })),
     );
 
     const warmup = Math.max(10, Math.ceil(settings.completions / 10));
@@ -240,23 +248,10 @@ export async function benchOrderWrites(db: Kysely<Database>): Promise<OrderWrite
       return ids.map((id): Shot => ({ path: `${base}/orders/${id}/complete`, body: {} }));
     };
     await sql`analyze orders, order_items, product_serials`.execute(db);
+    const completions = { amount: settings.completions, warmup };
     const completeRuns = await sideBySide(
-      async () =>
-        load(bare.url, key, {
-          method: 'POST',
-          shots: await pending(''),
-          amount: settings.completions,
-          warmup,
-          cost: true,
-        }),
-      async () =>
-        load(full.url, key, {
-          method: 'POST',
-          shots: await pending('/dev/v1'),
-          amount: settings.completions,
-          warmup,
-          cost: true,
-        }),
+      async () => load(bare.url, key, posts('complete-bare', { shots: await pending(''), ...completions })),
+      async () => load(full.url, key, posts('complete-full', { shots: await pending('/dev/v1'), ...completions })),
     );
     // Every measured order was completed, and its serial claimed, by the side that was asked to.
     const { rows } = await sql<{ n: string }>`select count(*) as n from product_serials

@@ -69,12 +69,17 @@ async function stopGroup(pid: number): Promise<void> {
 
 /**
  * Starts a server and waits for its first 200. Without `key` the whole stack's first-start banner must print the
- * demo key (SEED_DEMO on an empty database).
+ * demo key (SEED_DEMO on an empty database). `nodeFlags` come before the server's own (a CPU profile's, say).
  */
-export async function startServer(kind: ServerKind, env: Record<string, string>, key?: string): Promise<RunningServer> {
+export async function startServer(
+  kind: ServerKind,
+  env: Record<string, string>,
+  key?: string,
+  nodeFlags: string[] = [],
+): Promise<RunningServer> {
   const { args, banner, probe } = commands[kind];
   const started = performance.now();
-  const child = spawn(process.execPath, args, {
+  const child = spawn(process.execPath, [...nodeFlags, ...args], {
     cwd: root,
     env: { ...process.env, PORT: '0', LOG_LEVEL: 'silent', REDIS_URL: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -17,6 +17,7 @@ import { benchLicenseValidate } from './license-validate';
 import { median } from './load';
 import { benchOrderLists, deepPage, PAGE } from './order-lists';
 import { benchOrderWrites } from './order-writes';
+import { reportProfiles } from './profile';
 import { machine, report, type Row } from './report';
 import { settings } from './settings';
 import {
@@ -53,7 +54,7 @@ async function main(): Promise<void> {
       await preparePGliteSnapshot();
       const embedded = await createEmbeddedTestDatabase();
       try {
-        embeddedWrites = await benchOrderWrites(embedded.db);
+        embeddedWrites = await benchOrderWrites(embedded.db, 'embedded-');
       } finally {
         await embedded.close();
       }
@@ -242,6 +243,7 @@ async function main(): Promise<void> {
       },
     ];
     report(rows, m);
+    reportProfiles();
   } finally {
     await database.close();
   }
