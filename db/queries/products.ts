@@ -1,6 +1,7 @@
 // Products and their variants.
 import { sql, type Transaction } from 'kysely';
 import type { Database, ProductRow, ProductVariantRow } from '../tables';
+import type { BatchPart } from './batch';
 import { prepare } from './prepared';
 import { byIdOf, pageOf, type PageRow } from './shop-rows';
 import { inShop, inShopForWrite, type ReadDb, type ShopRow } from './shop-scope';
@@ -194,34 +195,36 @@ export interface ProductStockAfter {
 }
 
 /**
- * Takes `quantity` from a counted stock (product or variant) if that much is left, in one statement: the row is
- * held only for this update, and two orders racing for the last units cannot both get them (the second update
- * sees the first's result and matches no row). Undefined when not enough is left, or the stock is unlimited (-1).
+ * Takes `quantity` from a counted stock (product or variant) if that much is left, as a part of a statement
+ * (db/queries/batch.ts; `name` is its WITH entry): the row is held from this update to commit only, and two orders
+ * racing for the last units cannot both get them (the second update sees the first's result and matches no row).
+ * It reads back the row taken from, or nothing when not enough is left, or the stock is unlimited (-1).
  */
-export async function takeStock(
+export function takeStock(
   trx: Transaction<Database>,
   shopId: string,
   target: { productId: string; variantId: string | null },
   quantity: number,
-): Promise<ProductStockAfter | { stock: number } | undefined> {
+  name: string,
+): BatchPart<ProductStockAfter | { stock: number }> {
   const scope = inShopForWrite(trx, shopId);
-  if (target.variantId !== null)
-    return scope
-      .updateTable('product_variants')
-      .set((eb) => ({ stock: sql<number>`${eb.ref('stock')} - ${quantity}` }))
-      .where('id', '=', target.variantId)
-      .where('stock', '<>', -1)
-      .where('stock', '>=', quantity)
-      .returning('stock')
-      .executeTakeFirst();
-  return scope
-    .updateTable('products')
-    .set((eb) => ({ stock: sql<number>`${eb.ref('stock')} - ${quantity}`, updated_at: sql<Date>`now()` }))
-    .where('id', '=', target.productId)
-    .where('stock', '<>', -1)
-    .where('stock', '>=', quantity)
-    .returning(['id', 'title', 'stock', 'quantity_warning'])
-    .executeTakeFirst();
+  const query =
+    target.variantId !== null
+      ? scope
+          .updateTable('product_variants')
+          .set((eb) => ({ stock: sql<number>`${eb.ref('stock')} - ${quantity}` }))
+          .where('id', '=', target.variantId)
+          .where('stock', '<>', -1)
+          .where('stock', '>=', quantity)
+          .returning('stock')
+      : scope
+          .updateTable('products')
+          .set((eb) => ({ stock: sql<number>`${eb.ref('stock')} - ${quantity}`, updated_at: sql<Date>`now()` }))
+          .where('id', '=', target.productId)
+          .where('stock', '<>', -1)
+          .where('stock', '>=', quantity)
+          .returning(['id', 'title', 'stock', 'quantity_warning']);
+  return { steps: [{ name, query }], answer: sql`select * from ${sql.id(name)}` };
 }
 
 /** A counted stock as it is now (product or variant; -1 unlimited), or undefined when the row is gone. */

@@ -16,7 +16,7 @@ import { emailMarketingOnEvent } from './store/email-marketing-sync';
 /** Who hears every event of a shop, in the event's transaction. */
 export const defaultEventConsumers: readonly EventConsumer[] = [
   // Email-marketing sync: a new customer is queued for the shop's lists.
-  { afterStatement: emailMarketingOnEvent },
+  { after: { types: ['customer:created'], hear: emailMarketingOnEvent } },
   // Telegram messages to the shop's bot users whose switch for the event is on.
   queueBotNotifications,
 ];

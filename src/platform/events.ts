@@ -29,12 +29,16 @@ export interface PlannedEvent {
  * Hears every event written, in the transaction that writes it: `data` is what the event holds (secrets already
  * left out). What it writes commits with the event or not at all. A write that needs nothing the statement reads
  * back goes in the event's own statement (`inStatement`: entries of db/queries/batch.ts, no round trip of their
- * own); anything else runs after that statement (`afterStatement`).
+ * own); anything else runs after that statement (`after`), for the event types it names only, so a statement
+ * whose events no such consumer hears need read nothing back.
  */
 export interface EventConsumer {
   /** Entries of the statement that writes the event; each entry's name is unique within the consumer. */
   inStatement?(shopId: string, event: PlannedEvent, data: unknown): readonly BatchStep[];
-  afterStatement?(trx: Transaction<Database>, shopId: string, event: EventRow, data: unknown): Promise<unknown>;
+  after?: {
+    types: readonly string[];
+    hear(trx: Transaction<Database>, shopId: string, event: EventRow, data: unknown): Promise<unknown>;
+  };
 }
 
 export interface EmitOptions {
@@ -43,6 +47,8 @@ export interface EmitOptions {
   clock: Clock;
   /** Only this endpoint (a test event), whatever the others subscribe to; no consumer hears a test event. */
   endpoint?: { id: string; url: string };
+  /** The writer wants the events as written (with their attempts' ids) whoever hears them. */
+  readBack?: boolean;
 }
 
 /**
@@ -78,7 +84,7 @@ export async function writeEvents(
   options: EmitOptions,
 ): Promise<{ event: EventRow; attemptIds: string[] }[]> {
   if (drafts.length === 0) return [];
-  const { part, heard } = eventsPart(trx, shopId, drafts, options);
+  const { part, heard } = eventsPart(trx, shopId, drafts, { ...options, readBack: true });
   const [rows] = await executeBatch(trx, [part]);
   return heard(rows as WrittenEvent[]);
 }
@@ -126,11 +132,17 @@ function eventsPart(
       })),
     ),
   );
-  const part = { ...written, steps: [...written.steps, ...consumerSteps] };
+  const steps = [...written.steps, ...consumerSteps];
+  // Read back only when a consumer hears one of these events after the statement, or the writer wants the rows.
+  const types = new Set(events.map((e) => e.type));
+  const readBack = options.readBack || consumers.some((c) => c.after?.types.some((t) => types.has(t)));
+  const part = readBack ? { steps, answer: written.answer } : { steps };
   const heard = async (rows: WrittenEvent[]) => {
     const done = rows.map(({ attempt_ids: attemptIds, ...event }) => ({ event: event as EventRow, attemptIds }));
     for (const { event } of done) {
-      for (const consumer of consumers) await consumer.afterStatement?.(trx, shopId, event, dataOf.get(event.id));
+      for (const { after } of consumers) {
+        if (after?.types.includes(event.type)) await after.hear(trx, shopId, event, dataOf.get(event.id));
+      }
     }
     return done;
   };

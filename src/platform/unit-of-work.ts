@@ -36,15 +36,27 @@ export interface AuditDraft {
   detail?: Record<string, unknown>;
 }
 
+/**
+ * A write that holds a contended row (a product's stock), sent as late as the transaction allows: in the flush's
+ * statement, the last before commit, so the row is held for that statement and the commit only. `then` gets what
+ * its part reads back, in the transaction; it may refuse the write (throw: all of it rolls back) or queue events
+ * and mail, which are written by one more statement.
+ */
+export interface BeforeCommitWrite<R = unknown> {
+  part: BatchPart<R>;
+  then: (rows: R[]) => Promise<void>;
+}
+
 export interface PendingEffects {
   events: EventDraft[];
   mail: MailDraft[];
   audit: AuditDraft[];
+  beforeCommit: BeforeCommitWrite[];
 }
 
 /** What a write records beside its change; written with it, in its transaction. */
 export class Effects {
-  readonly pending: PendingEffects = { events: [], mail: [], audit: [] };
+  readonly pending: PendingEffects = { events: [], mail: [], audit: [], beforeCommit: [] };
 
   emit(type: string, data: unknown): void {
     this.pending.events.push({ type, data });
@@ -56,6 +68,10 @@ export class Effects {
 
   audit(entry: AuditDraft): void {
     this.pending.audit.push(entry);
+  }
+
+  beforeCommit<R>(part: BatchPart<R>, then: (rows: R[]) => Promise<void>): void {
+    this.pending.beforeCommit.push({ part, then } as BeforeCommitWrite);
   }
 }
 
@@ -200,14 +216,32 @@ export async function flushEffects(
   pending: PendingEffects,
   origin: WriteOrigin,
 ): Promise<void> {
-  for (const kind of Object.keys(pending) as (keyof PendingEffects)[]) {
+  const sunk = ['events', 'mail', 'audit'] as const;
+  for (const kind of sunk) {
     if (pending[kind].length > 0 && !sinks.some((s) => s.kinds.includes(kind))) {
       throw new Error(`no sink is registered for ${kind}; the write is refused rather than losing them`);
     }
   }
   const batch = new FlushBatch();
   for (const sink of sinks) await sink.write(trx, pending, origin, batch);
+  for (const late of pending.beforeCommit) batch.add(late.part, late.then);
+  const written = { events: pending.events.length, mail: pending.mail.length, audit: pending.audit.length };
   await batch.execute(trx);
+  // What the before-commit writes' `then` queued: its events and mail, by one more statement of the sinks that
+  // write them (the audit sink is not asked again: it records the request once).
+  const more: PendingEffects = {
+    events: pending.events.slice(written.events),
+    mail: pending.mail.slice(written.mail),
+    audit: pending.audit.slice(written.audit),
+    beforeCommit: [],
+  };
+  if (more.audit.length > 0) throw new Error('a before-commit write queued an audit entry after the flush');
+  if (more.events.length === 0 && more.mail.length === 0) return;
+  const again = new FlushBatch();
+  for (const sink of sinks) {
+    if (sink.kinds.includes('events') || sink.kinds.includes('mail')) await sink.write(trx, more, origin, again);
+  }
+  await again.execute(trx);
 }
 
 /**

@@ -3,6 +3,7 @@
 // mail, the audit entry), and `commit`, whatever the effects. Counted on the driver (test/helpers/round-trips.ts),
 // on PostgreSQL; what the flush writes is checked on both databases.
 import { sql } from 'kysely';
+import { takeStock } from '../../db/queries/products';
 import type { EventRow } from '../../db/tables';
 import { mailSink } from '../../src/mail/queue';
 import { mailDraft, type ReceiptData } from '../../src/mail/templates';
@@ -23,8 +24,11 @@ const uuidv7Id = (prefix: string) => new RegExp(`^${prefix}_[0-9a-f]{12}7[0-9a-f
 let t: TestApp;
 const heard: { shopId: string; event: EventRow; data: unknown }[] = [];
 const hear: EventConsumer = {
-  afterStatement: async (_trx, shopId, event, data) => {
-    heard.push({ shopId, event, data });
+  after: {
+    types: ['order:paid', 'order:completed', 'webhook:test'],
+    hear: async (_trx, shopId, event, data) => {
+      heard.push({ shopId, event, data });
+    },
   },
 };
 let uow: UnitOfWork;
@@ -291,6 +295,96 @@ describe.each(['live', 'test'] as const)('the flush of a %s shop writes', (mode)
     ).rejects.toThrow('failed after the flush');
     expect(heard).toHaveLength(1); // the flush ran, and its consumers heard the event
     expect(await count()).toEqual(before);
+  });
+});
+
+describe('a before-commit write (a counted stock taken as late as the write allows)', () => {
+  async function stocked(shop: Shop, stock: number) {
+    const [id] = (await t.seed(shop.id, { products: [{ title: 'Stocked', type: 'SERVICE', price: '1.00', stock }] }))
+      .products;
+    return id!;
+  }
+  const stockOf = async (id: string) =>
+    (await t.db.selectFrom('products').select('stock').where('id', '=', id).executeTakeFirstOrThrow()).stock;
+  const eventsOf = async (shop: Shop, type: string) =>
+    t.db.selectFrom('events').select('data').where('shop_id', '=', shop.id).where('type', '=', type).execute();
+
+  postgresOnly('rides the flush statement when no consumer needs its events read back: still one flush', async () => {
+    const shop = shops.live!;
+    const product = await stocked(shop, 5);
+    const o = origin(shop);
+    const got: unknown[] = [];
+    const recording = recordStatements();
+    await uow.run(o, async (trx, fx) => {
+      // order:created is heard by no `after` consumer here: the statement need not read the events back.
+      fx.emit('order:created', { uniqid: 'u-late' });
+      fx.beforeCommit(takeStock(trx, shop.id, { productId: product, variantId: null }, 2, 'taken'), async (rows) => {
+        got.push(...rows);
+      });
+    });
+    const texts = recording.stop();
+    expect(texts).toHaveLength(3);
+    expect(texts[1]).toMatch(/^with "new_events" as .*"taken" as \(update "products"/s);
+    expect(texts[2]).toBe('commit');
+    expect(got).toEqual([{ id: product, title: 'Stocked', stock: 3, quantity_warning: 0 }]);
+    expect(await stockOf(product)).toBe(3);
+    const audit = await t.db.selectFrom('audit_entries').selectAll().where('request_id', '=', o.requestId).execute();
+    expect(audit).toHaveLength(1);
+  });
+
+  test('what its `then` queues is written by one more statement; the request is audited once', async () => {
+    const shop = shops.live!;
+    const product = await stocked(shop, 5);
+    const o = origin(shop);
+    await uow.run(o, async (trx, fx) => {
+      fx.emit('order:paid', { uniqid: 'u-then' });
+      fx.beforeCommit(takeStock(trx, shop.id, { productId: product, variantId: null }, 1, 'taken'), async (rows) => {
+        fx.emit('order:completed', { uniqid: 'u-then', left: (rows[0] as { stock: number }).stock });
+      });
+    });
+    expect((await eventsOf(shop, 'order:completed')).map((e) => JSON.parse(e.data))).toContainEqual({
+      uniqid: 'u-then',
+      left: 4,
+    });
+    // Heard in order: the flush's event, then the one its before-commit write queued.
+    expect(heard.map((h) => h.event.type)).toEqual(['order:paid', 'order:completed']);
+    const { deliveries } = await rowsOfEvent(heard[1]!.event.id);
+    const everything = await t.db
+      .selectFrom('webhook_endpoints')
+      .select('id')
+      .where('shop_id', '=', shop.id)
+      .where(sql<boolean>`events = array['*']::text[]`)
+      .execute();
+    expect(deliveries.map((d) => d.endpoint_id)).toEqual(everything.map((e) => e.id));
+    const audit = await t.db.selectFrom('audit_entries').selectAll().where('request_id', '=', o.requestId).execute();
+    expect(audit).toHaveLength(1);
+  });
+
+  test('its `then` refusing the write rolls back everything, the stock included', async () => {
+    const shop = shops.live!;
+    const product = await stocked(shop, 1);
+    const o = origin(shop);
+    await expect(
+      uow.run(o, async (trx, fx) => {
+        fx.emit('order:paid', { uniqid: 'u-refused' });
+        fx.mail(mailDraft('refused@example.com', 'receipt', receipt));
+        fx.beforeCommit(takeStock(trx, shop.id, { productId: product, variantId: null }, 1, 'taken'), async () => {
+          throw new Error('refused after the stock was taken');
+        });
+      }),
+    ).rejects.toThrow('refused after the stock was taken');
+    expect(await stockOf(product)).toBe(1);
+    const written = await t.db
+      .selectFrom('events')
+      .select('id')
+      .where('shop_id', '=', shop.id)
+      .where('data', 'like', '%u-refused%')
+      .execute();
+    expect(written).toEqual([]);
+    const mail = await t.db.selectFrom('outbound_emails').select('id').where('to_address', '=', 'refused@example.com');
+    expect(await mail.execute()).toEqual([]);
+    const audit = await t.db.selectFrom('audit_entries').selectAll().where('request_id', '=', o.requestId).execute();
+    expect(audit).toEqual([]);
   });
 });
 

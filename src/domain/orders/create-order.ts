@@ -236,10 +236,11 @@ function outOfStock(line: Line, left: number): ApiError {
 }
 
 /**
- * Takes what the lines need: serials reserved for their item (a SERIALS product's stock then recounted), counted
- * stock decreased, all lines drawing on one stock together in one conditional update. Product and variant rows
- * are held from these updates to commit only, taken in one order (by product, then variant) by every order, so
- * two orders never deadlock. Returns the products' stock changes (for the low-stock warning).
+ * Takes what the lines need: serials reserved for their item now (a SERIALS product's stock then recounted), counted
+ * stock decreased as late as the write allows (a before-commit write: in the flush's statement, so a rush on one
+ * product holds its row for that statement and the commit only), all lines drawing on one stock together in one
+ * conditional update. Rows are taken in one order (by product, then variant) by every order, so two orders never
+ * deadlock. Returns the serial products' stock changes; a counted stock's change warns when it is taken.
  */
 async function reserve(w: ShopWrite, lines: Line[], items: { id: string }[]): Promise<StockChange[]> {
   const { trx, shopId } = w;
@@ -263,24 +264,25 @@ async function reserve(w: ShopWrite, lines: Line[], items: { id: string }[]): Pr
     }
   }
   const changes: StockChange[] = [];
-  const keys = [...new Set([...counted.keys(), ...[...serialProducts].map((id) => `${id}/`)])].sort();
-  for (const key of keys) {
-    const productId = key.slice(0, key.indexOf('/'));
-    const draw = counted.get(key);
-    if (!draw) {
-      const recounted = await products.recountSerialStock(trx, shopId, productId);
-      if (recounted) changes.push(recounted);
-      continue;
-    }
-    const target = { productId, variantId: draw.variantId };
-    const after = await products.takeStock(trx, shopId, target, draw.quantity);
-    if (after === undefined) {
-      // Not enough left (another order took it since it was read), or the stock became unlimited meanwhile.
-      const left = await products.currentStock(trx, shopId, target);
-      if (left !== -1) throw outOfStock(draw.line, left ?? 0);
-    } else if ('title' in after) {
-      changes.push({ before: after.stock + draw.quantity, product: after });
-    }
+  for (const productId of [...serialProducts].sort()) {
+    const recounted = await products.recountSerialStock(trx, shopId, productId);
+    if (recounted) changes.push(recounted);
+  }
+  for (const [n, key] of [...counted.keys()].sort().entries()) {
+    const draw = counted.get(key)!;
+    const target = { productId: draw.line.product.id, variantId: draw.variantId };
+    w.effects.beforeCommit(
+      products.takeStock(trx, shopId, target, draw.quantity, `stock_taken_${n}`),
+      async ([after]) => {
+        if (after === undefined) {
+          // Not enough left (another order took it since it was read), or the stock became unlimited meanwhile.
+          const left = await products.currentStock(trx, shopId, target);
+          if (left !== -1) throw outOfStock(draw.line, left ?? 0);
+        } else if ('title' in after) {
+          warnOfStockChanges(w, [{ before: after.stock + draw.quantity, product: after }]);
+        }
+      },
+    );
   }
   return changes;
 }
