@@ -5,8 +5,10 @@
 //   order, its item, the order:created event and the audit entry inserted. (The whole stack also checks the
 //   catalog, coupon, blacklist, affiliate and reseller rules and prices the order.)
 // - POST /orders/{id}/complete of a PENDING order of one SERIALS line whose serial it reserved, against a bare route
-//   claiming the serial and marking the item and order complete in one transaction. Each request completes another
-//   order, so these runs are a count of requests (settings.completions, after a tenth as many to warm up), not a time.
+//   claiming the serial, marking the item and order complete, and writing what the completion records beside it (the
+//   payment attempt, order:paid and order:completed, the receipt and delivery mail, the audit entry) in one
+//   transaction. Each request completes another order, so these runs are a count of requests
+//   (settings.completions, after a tenth as many to warm up), not a time.
 import express from 'express';
 import { sql, type Kysely } from 'kysely';
 import { insertAuditEntry } from '../../db/queries/audit-entries';
@@ -125,10 +127,32 @@ function bareApp(db: Kysely<Database>, credentialId: string): express.Express {
           where shop_id = ${shopId} and id = ${item.id}`.execute(trx);
         delivered.push({ id: item.id, codes });
       }
-      const completed = await sql`update orders set status = 'COMPLETED', status_details = null,
-          payment_status = 'PAID', completed_at = ${now}, expires_at = null, updated_at = ${now}
+      const completed = await sql<{ id: string; uniqid: string; customer_email: string; total: string }>`update orders
+          set status = 'COMPLETED', status_details = null, payment_status = 'PAID', completed_at = ${now},
+          expires_at = null, updated_at = ${now}
         where shop_id = ${shopId} and id = ${req.params.id} returning *`.execute(trx);
-      return { ...completed.rows[0]!, items: delivered };
+      const o = completed.rows[0]!;
+      const view = { ...o, items: delivered };
+      // What a completion must record beside the change: the payment, its two events, the receipt and the
+      // delivery mail, the audit entry (each one statement, as a bare route would write them).
+      await sql`insert into payment_attempts (id, shop_id, order_id, gateway, status, amount, created_at, paid_at)
+        values (${newId('pay')}, ${shopId}, ${o.id}, 'MANUAL', 'PAID', ${o.total}, ${now}, ${now})`.execute(trx);
+      for (const [type, data] of [
+        ['order:paid', { uniqid: o.uniqid, customer_email: o.customer_email, total: o.total }],
+        ['order:completed', view],
+      ] as const)
+        await sql`insert into events (id, shop_id, type, data, created_at)
+          values (${newId('evt')}, ${shopId}, ${type}, ${JSON.stringify(data)}, ${now})`.execute(trx);
+      for (const [template, text] of [
+        ['receipt', `Order ${o.uniqid}: ${o.total} USD`],
+        ['delivery', `Order ${o.uniqid}: ${delivered.flatMap((d) => d.codes).join(', ')}`],
+      ])
+        await sql`insert into outbound_emails (id, shop_id, to_address, template, subject, html, text, status,
+            next_attempt_at, created_at)
+          values (${newId('eml')}, ${shopId}, ${o.customer_email}, ${template}, ${text}, ${`<p>${text}</p>`},
+            ${text}, 'QUEUED', ${now}, ${now})`.execute(trx);
+      await insertAuditEntry(trx, shopId, audit(req, 'order.completed', o.id, 'completeOrder'));
+      return view;
     });
     if (!done) return void res.status(400).end();
     res.json({ data: done });
