@@ -37,6 +37,15 @@ test.each(documents.map((d) => [d.path, d] as const))('every npm script %s names
   expect(missingScripts(doc, scripts)).toEqual([]);
 });
 
+test("openapi.yaml's description names only guides that are there", () => {
+  // The reference at /docs is rendered from openapi.yaml, and it points integrators at guides of docs/ by path.
+  const named = [...readFileSync(join(root, 'openapi.yaml'), 'utf8').matchAll(/\bdocs\/[\w.-]+\.md\b/g)].map(
+    (m) => m[0],
+  );
+  expect(named.length).toBeGreaterThan(0);
+  expect(named.filter((path) => !guides.some((g) => g.path === path))).toEqual([]);
+});
+
 test('the README gives the two commands a newcomer needs, verbatim', () => {
   expect(readme.text).toContain('npm install && npm start');
   expect(readme.text).toMatch(/^npm test$/m);
