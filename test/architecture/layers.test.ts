@@ -1,4 +1,4 @@
-// The house's first rule (../shared/DESIGN.md section 2, README "Layout"): imports only go down. Every relative
+// The house's first rule (../shared/DESIGN.md section 2, docs/architecture.md): imports only go down. Every relative
 // import (static, type-only, re-export, dynamic, require) of every .ts file under src/, handlers/ and db/ is resolved,
 // each file is given a layer by its path, and any import that reaches a higher layer is listed.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';

@@ -2,7 +2,7 @@
 // tiers (read-only through the API), the reseller list and one reseller, and the moves between reseller states.
 //
 // States (spec "States and transitions: Reseller", plus the moves it leaves open, decided here and documented in
-// openapi.yaml and README's CLI table):
+// openapi.yaml and the command table of docs/cli.md):
 //   (none) | REJECTED --invite (API)-------------------------> INVITED    program enabled, tier resolvable; mail + event
 //   ACTIVE            --suspend (API)------------------------> SUSPENDED  suspended_at; event reseller:suspended
 //   SUSPENDED         --reinstate (API)----------------------> ACTIVE     no event
