@@ -4,6 +4,7 @@ import { createOrder as create, type OrderDeps } from '../src/domain/orders/crea
 import { fulfillOrderItem as fulfillItem, type FulfillItemInput } from '../src/domain/orders/item-fulfillment';
 import { invoiceCursorList, orderCursorList, type OrderListOptions } from '../src/domain/orders/lists';
 import { refundOrder as refund } from '../src/domain/orders/refunds';
+import { getInvoice as invoice, getOrder as order } from '../src/domain/orders/retrieve';
 import type { OperationContext, OperationHandler } from '../src/http/handler';
 import { listPage } from '../src/platform/cursor-list';
 
@@ -48,6 +49,10 @@ export const listOrders: OperationHandler<'listOrders'> = async (ctx) => ({
   ),
 });
 
+export const getOrder: OperationHandler<'getOrder'> = async (ctx) => ({
+  data: await order(ctx.db as ReadDb, ctx.auth.shop.id, ctx.params.id, listOptions(ctx)),
+});
+
 export const completeOrder: OperationHandler<'completeOrder'> = async (ctx) => ({
   data: await complete(ctx, { note: ctx.body?.note, suppressEmails: ctx.body?.suppress_emails === true }),
 });
@@ -76,4 +81,8 @@ export const listInvoices: OperationHandler<'listInvoices'> = async (ctx) => ({
     ctx.query,
     listOptions(ctx),
   ),
+});
+
+export const getInvoice: OperationHandler<'getInvoice'> = async (ctx) => ({
+  data: await invoice(ctx.db as ReadDb, ctx.auth.shop.id, ctx.params.id, listOptions(ctx)),
 });

@@ -1,7 +1,8 @@
 // The order lists' two queries per page: a keyset page of the shop's invoices (all kinds, or orders alone) and the
-// line items of that page's invoices.
+// line items of that page's invoices; and one invoice by id with the same columns, so a retrieve is rendered by the
+// page's own view and answers exactly what the list answers for that id.
 import { sql } from 'kysely';
-import type { OrderItemRow } from '../tables';
+import type { OrderItemRow, OrdersTable } from '../tables';
 import type { Keyset } from './keyset';
 import { orderItemViewColumns, orderViewColumns } from './order-columns';
 import { prepare } from './prepared';
@@ -9,6 +10,9 @@ import { pageOf, type PageRow } from './shop-rows';
 import { inShop, type ReadDb } from './shop-scope';
 
 export type OrderPageRow = PageRow<'orders', (typeof orderViewColumns)[number]>;
+
+/** An invoice with the columns its view reads: a page's row without its cursor value. */
+export type InvoiceViewRow = Omit<OrderPageRow, 'cursor_value'>;
 
 /** One keyset page of the shop's invoices, orders and generic payments alike: the columns their views show. */
 export const invoicesPage = pageOf('orders', orderViewColumns);
@@ -20,6 +24,22 @@ const orderKind: Keyset['filters'][number] = { column: 'kind', op: '=', value: '
 /** One keyset page of the shop's orders (invoices of kind ORDER). */
 export function ordersPage(db: ReadDb, shopId: string, keyset: Keyset): Promise<OrderPageRow[]> {
   return invoicesPage(db, shopId, { ...keyset, filters: [orderKind, ...keyset.filters] });
+}
+
+/**
+ * The shop's invoice with this id, or undefined (another shop's or mode's is not found, like a missing one). With a
+ * `kind`, an invoice of another kind is not found either: `GET /orders/{id}` does not show a generic payment, as
+ * `GET /orders` does not list one.
+ */
+export function invoiceById(
+  db: ReadDb,
+  shopId: string,
+  id: string,
+  kind?: OrdersTable['kind'],
+): Promise<InvoiceViewRow | undefined> {
+  let query = inShop(db, shopId).selectFrom('orders').select(orderViewColumns).where('id', '=', id);
+  if (kind) query = query.where('kind', '=', kind);
+  return query.executeTakeFirst();
 }
 
 // Runs on every list page: compiled once (prepared.ts), the page's ids bound as one array, so every page size is

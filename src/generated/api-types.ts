@@ -382,6 +382,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/invoices/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an invoice
+         * @description Returns one invoice, an order or a generic payment (`POST /payments`), as it is now: the very `Order` object that `GET /invoices` lists for this id, field for field, with the same rule for `license_keys` (shown only to a credential that reads licenses). Unknown, or another shop's or another mode's invoice: 404 `INVOICE_NOT_FOUND`, never 403. Added beyond the specification (see the changelog).
+         */
+        get: operations["getInvoice"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/licenses": {
         parameters: {
             query?: never;
@@ -631,6 +651,26 @@ export interface paths {
          * @description Creates a `PENDING` order (`payment_status` `PENDING`) for the given items and returns it with its hosted `checkout_url` (`{checkout_base}/invoice/<uniqid>`). `gateway`, when sent, must be a valid active gateway of the shop and preselects it. Each item's product must exist in the shop (404 `PRODUCT_NOT_FOUND`, `VARIANT_NOT_FOUND`), be purchasable (400 `PRODUCT_UNAVAILABLE`), have stock (400 `OUT_OF_STOCK`) and accept the quantity (400 `QUANTITY_OUT_OF_RANGE`). A `coupon_code` must exist (404 `COUPON_NOT_FOUND`), be unexpired (400 `COUPON_EXPIRED`), have uses left (400 `COUPON_MAX_USES_REACHED`) and apply to at least one item (400 `COUPON_NOT_APPLICABLE` when it is limited to other products, or is a `FIXED` coupon in another currency), by the same rules and code as `GET /coupons/code/{code}` with a `cart` of the same items. A buyer the shop's blacklist matches (see `GET /blacklist`; email, email domain, `country`, `ip_address`) is refused (400 `BUYER_BLOCKED`). Emits `order:created`. Money per line is `unit_price` (variant or product price plus the chosen options' adjustments) x `quantity`, rounded to the currency's minor unit, minus the best quantity-deal tier (`quantity_discount`), plus the add-ons (each price x `quantity`, rounded); the subtotal is the sum of the line totals, and a coupon applies to the (eligible) line totals, after the quantity discounts; tax is computed on what remains. The request example runs as is on the demo shop's test mode (the `mdk_test_…` key the first `npm start` prints; `SANDBOX` is the gateway every test-mode shop has) once `product_id` is one of its products (`GET /products`).
          */
         post: operations["createOrder"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/orders/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an order
+         * @description Returns one order (an invoice with products) as it is now: the very `Order` that `GET /orders` lists for this id, field for field, with the same rule for `license_keys` (shown only to a credential that reads licenses). Unknown, a generic payment's id (`POST /payments`; read it with `GET /invoices/{id}`), or another shop's or another mode's order: 404 `INVOICE_NOT_FOUND`, never 403. Added beyond the specification (see the changelog).
+         */
+        get: operations["getOrder"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -5782,6 +5822,28 @@ export interface components {
                 "application/json": components["schemas"]["InvalidWriteRequestError"];
             };
         };
+        /** @description No order (invoice) with this id in this shop and mode (`INVOICE_NOT_FOUND`). */
+        InvoiceNotFound: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "INVOICE_NOT_FOUND",
+                 *         "message": "Order not found.",
+                 *         "doc_url": "https://api.example.com/docs/errors#INVOICE_NOT_FOUND"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["InvoiceNotFoundError"];
+            };
+        };
         /** @description No order (invoice) with this id in this shop (`INVOICE_NOT_FOUND`). */
         InvoiceNotFoundWrite: {
             headers: {
@@ -8814,6 +8876,126 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getInvoice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The order's (invoice's) `id`. */
+                id: components["parameters"]["OrderId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The invoice. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "ord_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
+                     *         "uniqid": "0195f3c1-a2b3-7c9d-8e4f-5a6b7c8d9e0f",
+                     *         "shop_id": "shop_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
+                     *         "customer_id": "cus_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
+                     *         "affiliate_link_id": "afl_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
+                     *         "affiliate_customer_id": "cus_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
+                     *         "affiliate_code": "ADA10",
+                     *         "affiliate_discount_amount": 0,
+                     *         "customer_email": "ada@example.com",
+                     *         "currency": "USD",
+                     *         "status": "PENDING",
+                     *         "status_details": "Awaiting payment",
+                     *         "payment_status": "PENDING",
+                     *         "gateway": "STRIPE",
+                     *         "blockchain": "BTC",
+                     *         "apm_method": "ideal",
+                     *         "flow_type": "DEVELOPER",
+                     *         "provider_reference": "pi_3PqR5sT8uV1w",
+                     *         "provider_reference_type": "payment_intent",
+                     *         "subtotal": 19.99,
+                     *         "discount": 0,
+                     *         "discount_display": 0,
+                     *         "tax": 0,
+                     *         "tax_percentage": 0,
+                     *         "total": 19.99,
+                     *         "total_display": 19.99,
+                     *         "exchange_rate": 1,
+                     *         "crypto_exchange_rate": 0,
+                     *         "balance_paid_amount": 0,
+                     *         "coupon_id": "cpn_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
+                     *         "subscription_id": "sub_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
+                     *         "custom_fields": {
+                     *           "discord": "ada#1234"
+                     *         },
+                     *         "license_keys": [
+                     *           {
+                     *             "id": "lic_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
+                     *             "key": "LIC-8F2K-9QXA-77TZ",
+                     *             "product_id": "prod_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
+                     *             "status": "ACTIVE",
+                     *             "expires_at": 1763781000
+                     *           }
+                     *         ],
+                     *         "is_developer_invoice": true,
+                     *         "developer_title": "Order #1042",
+                     *         "checkout_url": "https://checkout.example.com/invoice/0195f3c1-a2b3-7c9d-8e4f-5a6b7c8d9e0f",
+                     *         "items": [
+                     *           {
+                     *             "id": "itm_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
+                     *             "product_id": "prod_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
+                     *             "product_title": "Pro License",
+                     *             "product_type": "SERIALS",
+                     *             "variant_title": "Yearly",
+                     *             "quantity": 19.99,
+                     *             "unit_price": 19.99,
+                     *             "total": 19.99,
+                     *             "custom_fields": {
+                     *               "discord": "ada#1234"
+                     *             },
+                     *             "delivery_instructions": "Send to my Discord: ada#1234",
+                     *             "delivery_instructions_label": "Discord handle",
+                     *             "delivery_status": "PENDING",
+                     *             "delivered_at": "2026-11-22T03:10:00Z",
+                     *             "license_keys": [
+                     *               {
+                     *                 "id": "lic_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
+                     *                 "key": "LIC-8F2K-9QXA-77TZ",
+                     *                 "product_id": "prod_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
+                     *                 "status": "ACTIVE",
+                     *                 "expires_at": 1763781000
+                     *               }
+                     *             ],
+                     *             "delivered_items": {}
+                     *           }
+                     *         ],
+                     *         "created_at": 1763781000,
+                     *         "updated_at": 1763781000
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Order"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["InvoiceNotFound"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listLicenses: {
         parameters: {
             query?: {
@@ -10161,6 +10343,126 @@ export interface operations {
             500: components["responses"]["InternalErrorWrite"];
             501: components["responses"]["NotImplementedWrite"];
             503: components["responses"]["ServiceUnavailableWrite"];
+        };
+    };
+    getOrder: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The order's (invoice's) `id`. */
+                id: components["parameters"]["OrderId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The order. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "ord_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
+                     *         "uniqid": "0195f3c1-a2b3-7c9d-8e4f-5a6b7c8d9e0f",
+                     *         "shop_id": "shop_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
+                     *         "customer_id": "cus_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
+                     *         "affiliate_link_id": "afl_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
+                     *         "affiliate_customer_id": "cus_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
+                     *         "affiliate_code": "ADA10",
+                     *         "affiliate_discount_amount": 0,
+                     *         "customer_email": "ada@example.com",
+                     *         "currency": "USD",
+                     *         "status": "PENDING",
+                     *         "status_details": "Awaiting payment",
+                     *         "payment_status": "PENDING",
+                     *         "gateway": "STRIPE",
+                     *         "blockchain": "BTC",
+                     *         "apm_method": "ideal",
+                     *         "flow_type": "DEVELOPER",
+                     *         "provider_reference": "pi_3PqR5sT8uV1w",
+                     *         "provider_reference_type": "payment_intent",
+                     *         "subtotal": 19.99,
+                     *         "discount": 0,
+                     *         "discount_display": 0,
+                     *         "tax": 0,
+                     *         "tax_percentage": 0,
+                     *         "total": 19.99,
+                     *         "total_display": 19.99,
+                     *         "exchange_rate": 1,
+                     *         "crypto_exchange_rate": 0,
+                     *         "balance_paid_amount": 0,
+                     *         "coupon_id": "cpn_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
+                     *         "subscription_id": "sub_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
+                     *         "custom_fields": {
+                     *           "discord": "ada#1234"
+                     *         },
+                     *         "license_keys": [
+                     *           {
+                     *             "id": "lic_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
+                     *             "key": "LIC-8F2K-9QXA-77TZ",
+                     *             "product_id": "prod_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
+                     *             "status": "ACTIVE",
+                     *             "expires_at": 1763781000
+                     *           }
+                     *         ],
+                     *         "is_developer_invoice": true,
+                     *         "developer_title": "Order #1042",
+                     *         "checkout_url": "https://checkout.example.com/invoice/0195f3c1-a2b3-7c9d-8e4f-5a6b7c8d9e0f",
+                     *         "items": [
+                     *           {
+                     *             "id": "itm_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
+                     *             "product_id": "prod_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
+                     *             "product_title": "Pro License",
+                     *             "product_type": "SERIALS",
+                     *             "variant_title": "Yearly",
+                     *             "quantity": 19.99,
+                     *             "unit_price": 19.99,
+                     *             "total": 19.99,
+                     *             "custom_fields": {
+                     *               "discord": "ada#1234"
+                     *             },
+                     *             "delivery_instructions": "Send to my Discord: ada#1234",
+                     *             "delivery_instructions_label": "Discord handle",
+                     *             "delivery_status": "PENDING",
+                     *             "delivered_at": "2026-11-22T03:10:00Z",
+                     *             "license_keys": [
+                     *               {
+                     *                 "id": "lic_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
+                     *                 "key": "LIC-8F2K-9QXA-77TZ",
+                     *                 "product_id": "prod_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
+                     *                 "status": "ACTIVE",
+                     *                 "expires_at": 1763781000
+                     *               }
+                     *             ],
+                     *             "delivered_items": {}
+                     *           }
+                     *         ],
+                     *         "created_at": 1763781000,
+                     *         "updated_at": 1763781000
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Order"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["InvoiceNotFound"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     completeOrder: {

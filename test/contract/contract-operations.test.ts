@@ -124,7 +124,10 @@ test('the operations added beyond operations.tsv are exactly the known ones', ()
     'advanceTestClock',
     'createWebhook',
     'getEvent',
+    // Issue 36: one order or invoice by id (the lists' Order object).
+    'getInvoice',
     'getOAuthServerMetadata',
+    'getOrder',
     'getPayment',
     'getTestClock',
     'listEvents',

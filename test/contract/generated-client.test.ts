@@ -116,3 +116,19 @@ test('typed errors: a credential without the scope is 403 FORBIDDEN', async () =
   expect(response.status).toBe(403);
   expect(error!.error.code).toBe('FORBIDDEN');
 });
+
+test('getOrder and getInvoice: an order read back by id, typed as the Order the creation returned', async () => {
+  const created = await client().POST('/orders', {
+    body: { email: 'ada@example.com', items: [{ product_id: productIds[1]!, quantity: 2 }] },
+  });
+  expect(created.response.status).toBe(201);
+  const id = created.data!.data.id;
+  const order = await client().GET('/orders/{id}', { params: { path: { id } } });
+  const invoice = await client().GET('/invoices/{id}', { params: { path: { id } } });
+  expect(order.data!.data).toEqual(created.data!.data);
+  expect(invoice.data!.data).toEqual(created.data!.data);
+  expect(order.data!.data.total).toBe(39);
+  const missing = await client().GET('/orders/{id}', { params: { path: { id: 'ord_missing' } } });
+  expect(missing.response.status).toBe(404);
+  expect(missing.error!.error.code).toBe('INVOICE_NOT_FOUND');
+});

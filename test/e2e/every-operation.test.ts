@@ -206,7 +206,7 @@ describe('the walk through the proxy', () => {
     await call(422, 'POST', `/products/${A.ids.serialProduct}/serials/claim`, { json: { amount: 0 }, invalid: true });
   });
 
-  test('orders: create, list, complete with serial delivery, fulfil, refund, invoices', async () => {
+  test('orders: create, list, read one, complete with serial delivery, fulfil, refund, invoices', async () => {
     const service = await call(201, 'POST', '/orders', {
       json: {
         email: 'dora@example.com',
@@ -219,6 +219,7 @@ describe('the walk through the proxy', () => {
       json: { email: 'ada@example.com', items: [{ product_id: A.ids.serialProduct, quantity: 1 }] },
     });
     await call(200, 'GET', '/orders?limit=5');
+    await call(200, 'GET', `/orders/${service.body.data.id}`);
     const completed = await call(200, 'POST', `/orders/${keys.body.data.id}/complete`, {
       json: { note: 'Paid by bank transfer', suppress_emails: true },
     });
@@ -235,8 +236,13 @@ describe('the walk through the proxy', () => {
     });
     await call(200, 'POST', `/orders/${A.ids.order}/refund`, { json: { amount: '10.00', reason: 'Partial refund' } });
     await call(200, 'GET', '/invoices?limit=5');
+    // A completed order with its delivered serial, read back as an order and as an invoice.
+    await call(200, 'GET', `/orders/${keys.body.data.id}`);
+    await call(200, 'GET', `/invoices/${keys.body.data.id}`);
     // Errors: another shop's order, an order that cannot be completed twice (ORDER_NOT_PENDING), an order without items.
     await call(404, 'POST', `/orders/${B.ids.pendingOrder}/complete`, { json: {} });
+    await call(404, 'GET', `/orders/${B.ids.order}`);
+    await call(404, 'GET', `/invoices/${B.ids.order}`);
     await call(400, 'POST', `/orders/${keys.body.data.id}/complete`, { json: {} });
     await call(422, 'POST', '/orders', { json: { email: 'ada@example.com', items: [] }, invalid: true });
   });

@@ -71,9 +71,12 @@ export interface OrderListOptions {
   now: Date;
 }
 
-/** A page's orders with their items: one more query for the items of the whole page. */
-async function orderViews(
-  rows: pages.OrderPageRow[],
+/**
+ * A page's orders with their items: one more query for the items of the whole page. Also renders the one invoice of
+ * a retrieve (retrieve.ts), so an order reads the same in a list and on its own.
+ */
+export async function orderViews(
+  rows: pages.InvoiceViewRow[],
   { db, shopId, options }: ViewContext<OrderListOptions>,
 ): Promise<OrderView[]> {
   const items = await pages.itemsOfOrderPage(
