@@ -268,6 +268,9 @@ async function bringBundlesUpToDate() {
       },
     ],
   });
+  // esbuild builds in a service process it keeps for a next call: there is none, and left running it stayed a child of
+  // the server for the server's whole life. (A failed build ends this process, and the service with it.)
+  await esbuild.stop();
   for (const file of result.outputFiles) writeAtomic(file.path, file.contents);
   writeAtomic(bundleManifestPath, inputs);
   console.error(`start: dist/bundle/ rebuilt in ${Date.now() - started} ms`);
