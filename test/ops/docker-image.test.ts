@@ -238,7 +238,9 @@ function buildImage(): Image {
 
 interface Run {
   child: ChildProcess;
+  /** stdout and stderr as they came. */
   output(): string;
+  stdout(): string;
   exited: Promise<number | null>;
   /** SIGTERM to the process group (npm and the node it runs), then waits for the exit. */
   stop(): Promise<number | null>;
@@ -260,12 +262,17 @@ function run(image: Image, command: string, args: string[]): Run {
   });
   running.push(child);
   let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  let stdout = '';
+  child.stdout!.on('data', (d: Buffer) => {
+    out += d.toString();
+    stdout += d.toString();
+  });
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
   return {
     child,
     output: () => out,
+    stdout: () => stdout,
     exited,
     stop: () => {
       process.kill(-child.pid!, 'SIGTERM');
@@ -294,7 +301,7 @@ async function cli(image: Image, args: string[]): Promise<any> {
   const r = run(image, 'npm', ['run', '-s', 'cli', '--', ...args, '--json']);
   const code = await r.exited;
   if (code !== 0) throw new Error(`npm run -s cli -- ${args.join(' ')} exited ${code}:\n${r.output()}`);
-  return JSON.parse(r.output());
+  return JSON.parse(r.stdout());
 }
 
 test('the runtime image: production dependencies only; CMD, npm start, npm run worker and npm run cli work in it', async () => {
