@@ -7,6 +7,7 @@
 // An instruction this test does not know how to lay out fails it, so the layout cannot drift from the file.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import {
+  copyFileSync,
   existsSync,
   linkSync,
   lstatSync,
@@ -80,7 +81,7 @@ function dockerignore(): string[] {
   return patterns;
 }
 
-/** Hard links of a file tree (symlinks kept as such); `skip` names children of `from` itself to leave out. */
+/** Hard links (or copies) of a file tree (symlinks kept as such); `skip` names children of `from` itself to leave out. */
 function linkTree(from: string, to: string, skip: (rel: string) => boolean = () => false, base = from): void {
   const st = lstatSync(from);
   if (st.isSymbolicLink()) {
@@ -94,7 +95,13 @@ function linkTree(from: string, to: string, skip: (rel: string) => boolean = () 
     }
   } else {
     mkdirSync(dirname(to), { recursive: true });
-    linkSync(from, to);
+    try {
+      linkSync(from, to);
+    } catch (err) {
+      // A temporary directory on another file system than the checkout.
+      if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
+      copyFileSync(from, to);
+    }
   }
 }
 

@@ -1,8 +1,8 @@
 // `npm start` in a fresh checkout (no dist/): the first start compiles the sources and bundles the entry points
 // (codegen/start.mjs) in the server's own process, and must leave no helper process of that build behind. esbuild's
 // build runs in a service process that stayed a child of the server for its whole life until stopped.
-// The checkout is a copy of this one's sources (hard links: start.mjs writes only under dist/) beside a link to its
-// node_modules, so this repository's dist/ is neither used nor touched.
+// The checkout is a copy of this one's sources beside a link to its node_modules, so this repository's dist/ is
+// neither used nor touched.
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,7 +16,7 @@ let child: ChildProcess | undefined;
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'mdapi-first-start-'));
   const checkout = ['src', 'handlers', 'db', 'codegen', 'openapi.yaml', 'tsconfig.json', 'tsconfig.build.json'];
-  execFileSync('cp', ['-al', ...checkout, 'package.json', 'package-lock.json', dir], { cwd: root });
+  execFileSync('cp', ['-a', ...checkout, 'package.json', 'package-lock.json', dir], { cwd: root });
   symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'));
 });
 afterAll(() => {
