@@ -10,6 +10,7 @@
 // typecheck` checks them); syntax errors do. Plain JavaScript, so that nothing has to compile it.
 // `node codegen/start.mjs --compile-only` brings dist/ up to date and exits (`npm run bench` uses it);
 // `node codegen/start.mjs --cli <command…>` runs the admin CLI from dist/ (`npm run cli`), `--worker` the worker.
+// Where there are no sources (the Docker image: no tsconfig.build.json), nothing is compiled: dist/ runs as it is.
 import { createHash } from 'node:crypto';
 import {
   existsSync,
@@ -268,6 +269,9 @@ async function bringBundlesUpToDate() {
       },
     ],
   });
+  // esbuild builds in a service process it keeps for a next call: there is none, and left running it stayed a child of
+  // the server for the server's whole life. (A failed build ends this process, and the service with it.)
+  await esbuild.stop();
   for (const file of result.outputFiles) writeAtomic(file.path, file.contents);
   writeAtomic(bundleManifestPath, inputs);
   console.error(`start: dist/bundle/ rebuilt in ${Date.now() - started} ms`);
@@ -277,10 +281,18 @@ async function bringBundlesUpToDate() {
 const cliAt = process.argv.indexOf('--cli');
 const options = process.argv.slice(2, cliAt < 0 ? undefined : cliAt);
 
-bringDistUpToDate();
-copySpec();
-copySchemaImage();
-await bringBundlesUpToDate();
+// The Docker image ships dist/ as its build stage made it, without the sources or the tools that compile them
+// (TypeScript, esbuild: development dependencies): there, dist/ is what runs.
+const prebuilt = !existsSync(join(root, 'tsconfig.build.json'));
+if (!prebuilt) {
+  bringDistUpToDate();
+  copySpec();
+  copySchemaImage();
+  await bringBundlesUpToDate();
+} else if (!Object.keys(bundles).every((name) => existsSync(bundlePath(name)))) {
+  console.error('Cannot start: there are no sources here and dist/bundle/ is incomplete (see the Dockerfile).');
+  process.exit(1);
+}
 if (options.includes('--compile-only')) {
   // Also the parsed contract beside it (src/spec.ts writes openapi.yaml.cache on its first load from dist/).
   require(join(dist, 'src', 'spec.js')).specJson();

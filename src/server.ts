@@ -7,6 +7,7 @@ import { oldestLiveShopIds, shopCount } from '../db/queries/shops';
 import { createApp } from './app';
 import { ConfigError, loadConfig } from './config';
 import { createHttpServer } from './http/client-error';
+import { listen, PortInUseError } from './http/listen';
 import { collectValidators } from './http/validators';
 import { createLogger } from './logger';
 import { openCliChannel } from './ops/cli-channel';
@@ -38,16 +39,7 @@ async function main(): Promise<void> {
         })
       : undefined;
 
-  // Loaded only when used: the demo's fixture validator and the Redis client cost ~170 ms of every start otherwise.
-  let demo: Awaited<ReturnType<typeof import('./ops/admin').createDemo>> | undefined;
-  if (config.seedDemo && (await shopCount(database.db)) === 0) {
-    const { createDemo } = require('./ops/admin') as typeof import('./ops/admin');
-    demo = await createDemo(
-      { db: database.db, config, clock: systemClock },
-      { checkoutBaseUrl: config.checkoutBaseUrl },
-    );
-  }
-
+  // Loaded only when REDIS_URL is set.
   const redis = config.redisUrl
     ? (require('./platform/redis') as typeof import('./platform/redis')).connectRedis(config.redisUrl, logger)
     : undefined;
@@ -63,7 +55,24 @@ async function main(): Promise<void> {
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
   });
-  await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
+  // The port is bound before the demo shop is made: a start that cannot listen leaves nothing behind, so the next
+  // start (on a free port) still makes the demo and prints its keys, which are shown only once.
+  await listen(server, config.port, config.host).catch(async (err: unknown) => {
+    await cliChannel?.close();
+    await redis?.close().catch(() => undefined);
+    await metrics?.close();
+    await database.close();
+    throw err;
+  });
+  // Loaded only when used: the demo's fixture validator costs ~170 ms of every start otherwise.
+  let demo: Awaited<ReturnType<typeof import('./ops/admin').createDemo>> | undefined;
+  if (config.seedDemo && (await shopCount(database.db)) === 0) {
+    const { createDemo } = require('./ops/admin') as typeof import('./ops/admin');
+    demo = await createDemo(
+      { db: database.db, config, clock: systemClock },
+      { checkoutBaseUrl: config.checkoutBaseUrl },
+    );
+  }
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const base = `http://localhost:${port}`;
@@ -141,7 +150,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  if (err instanceof ConfigError || err instanceof DatabaseBusyError) console.error(`Cannot start: ${err.message}`);
+  if (err instanceof ConfigError || err instanceof DatabaseBusyError || err instanceof PortInUseError)
+    console.error(`Cannot start: ${err.message}`);
   else console.error(err);
   process.exit(1);
 });
