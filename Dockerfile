@@ -39,6 +39,6 @@ EXPOSE 3000
 # With DATABASE_URL unset the embedded database lives in /data: mount a volume there to keep it.
 VOLUME ["/data"]
 HEALTHCHECK --interval=30s --timeout=3s CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
-# `npm start` (package.json) without npm in between, so that SIGTERM reaches node itself. Its flags: see README,
+# `npm start` (package.json) without npm in between, so that SIGTERM reaches node itself. Its flags: see docs/performance.md,
 # "Memory".
 CMD ["node", "--max-semi-space-size=20", "--max-old-space-size=384", "--liftoff-only", "codegen/start.mjs"]
