@@ -55,7 +55,13 @@ export const scalarConfiguration = {
     ':root{--scalar-font:system-ui,sans-serif;--scalar-font-code:ui-monospace,monospace}' +
     '.light-mode.light-mode{--scalar-color-2:#575757;--scalar-color-3:#5e5e5e;--scalar-color-accent:#005a9e;' +
     '--scalar-color-green:#04663f;--scalar-color-red:#b00005;--scalar-color-yellow:#6e5400;--scalar-color-blue:#005c99;' +
-    '--scalar-color-orange:#a33800;--scalar-color-purple:#5203d1;--scalar-color-query:#005c60}',
+    '--scalar-color-orange:#a33800;--scalar-color-purple:#5203d1;--scalar-color-query:#005c60}' +
+    // The Authentication panel's header puts its title ("Authentication Required") and the scheme selector
+    // ("Selected Auth Type: bearerAuth") on one row, and the title is the part that shrinks: at 1280 px it is cut
+    // mid-word and the selector's text runs on from it. The title keeps its width and the selector wraps below it.
+    'div:has(>button>h2 [data-testid="auth-indicator"]){flex-wrap:wrap}' +
+    'button:has(>h2 [data-testid="auth-indicator"]){flex:1 0 auto!important}' +
+    'div:has(>button>h2 [data-testid="auth-indicator"])>div:last-child{padding:0 .5rem .25rem}',
 };
 
 // Scalar shows the contact's e-mail and page as icon links whose text is hidden, and each tag's operation list as a
