@@ -2,9 +2,12 @@
 // included, becomes a client span named by its verb and table ("select orders"), a child of the span active when it
 // was sent (the request's, or a worker job's); a statement sent outside any span, such as a worker's poll, makes
 // none. Its text and parameter values are never recorded: a statement can carry a customer's e-mail or a
-// credential hash. Off unless tracing is on: a database opened while no tracer was given gets Kysely's own dialect,
-// untouched, so an untraced server pays nothing per statement.
-import { SpanKind, SpanStatusCode, context, trace, type Tracer } from '@opentelemetry/api';
+// credential hash. A transaction's begin, commit and rollback are spans too, made around the driver's calls rather
+// than from its statements: PostgreSQL's driver sends them as statements, but PGlite's opens and ends a transaction
+// through PGlite's own API and sends none (its begin span includes the wait for PGlite's one connection). Off unless
+// tracing is on: a database opened while no tracer was given gets Kysely's own dialect, untouched, so an untraced
+// server pays nothing per statement.
+import { SpanKind, SpanStatusCode, context, createContextKey, trace, type Tracer } from '@opentelemetry/api';
 import type { CompiledQuery, DatabaseConnection, Dialect, Driver, QueryResult, TransactionSettings } from 'kysely';
 
 let tracer: Tracer | undefined;
@@ -27,39 +30,59 @@ export function querySpanName(sqlText: string): { name: string; operation: strin
   return { name: table ? `${operation} ${table}` : operation, operation, table };
 }
 
+/** Set while the driver begins or ends a transaction: its own statements, if it sends any, are that span already. */
+const transactionControl = createContextKey('mdapi.db.transaction-control');
+
+/**
+ * Runs `run` in a client span named `name` (a statement's verb and table, or the transaction's step), a child of the
+ * active span; with no active span, or inside a transaction step's own span, it just runs.
+ */
+async function inSpan<R>(
+  spans: Tracer,
+  span: { name: string; operation: string; table?: string | undefined },
+  run: () => Promise<R>,
+): Promise<R> {
+  // Only inside a request's or a job's span: the worker polls its queues every half second, and each empty poll
+  // would otherwise be a trace of its own.
+  const parent = context.active();
+  if (!trace.getSpan(parent) || parent.getValue(transactionControl)) return run();
+  const started = spans.startSpan(
+    span.name,
+    {
+      kind: SpanKind.CLIENT,
+      attributes: {
+        'db.system.name': 'postgresql',
+        'db.operation.name': span.operation,
+        ...(span.table ? { 'db.collection.name': span.table } : {}),
+      },
+    },
+    parent,
+  );
+  try {
+    return await run();
+  } catch (err) {
+    started.setStatus({ code: SpanStatusCode.ERROR, message: (err as { code?: string }).code ?? 'error' });
+    throw err;
+  } finally {
+    started.end();
+  }
+}
+
+/** A transaction's step as one span, whether the driver sends it as a statement (pg) or not (PGlite). */
+function transactionStep(spans: Tracer, step: 'begin' | 'commit' | 'rollback', run: () => Promise<void>) {
+  return inSpan(spans, { name: step, operation: step }, () =>
+    context.with(context.active().setValue(transactionControl, true), run),
+  );
+}
+
 const traced = new WeakSet<DatabaseConnection>();
 
 function traceConnection(connection: DatabaseConnection, spans: Tracer): DatabaseConnection {
   if (traced.has(connection)) return connection;
   traced.add(connection);
   const execute = connection.executeQuery.bind(connection);
-  connection.executeQuery = async <R>(query: CompiledQuery): Promise<QueryResult<R>> => {
-    // Only inside a request's or a job's span: the worker polls its queues every half second, and each empty poll
-    // would otherwise be a trace of its own.
-    const parent = context.active();
-    if (!trace.getSpan(parent)) return execute<R>(query);
-    const { name, operation, table } = querySpanName(query.sql);
-    const span = spans.startSpan(
-      name,
-      {
-        kind: SpanKind.CLIENT,
-        attributes: {
-          'db.system.name': 'postgresql',
-          'db.operation.name': operation,
-          ...(table ? { 'db.collection.name': table } : {}),
-        },
-      },
-      parent,
-    );
-    try {
-      return await execute<R>(query);
-    } catch (err) {
-      span.setStatus({ code: SpanStatusCode.ERROR, message: (err as { code?: string }).code ?? 'error' });
-      throw err;
-    } finally {
-      span.end();
-    }
-  };
+  connection.executeQuery = <R>(query: CompiledQuery): Promise<QueryResult<R>> =>
+    inSpan(spans, querySpanName(query.sql), () => execute<R>(query));
   return connection;
 }
 
@@ -75,13 +98,13 @@ class TracedDriver implements Driver {
     return traceConnection(await this.inner.acquireConnection(), this.spans);
   }
   beginTransaction(connection: DatabaseConnection, settings: TransactionSettings) {
-    return this.inner.beginTransaction(connection, settings);
+    return transactionStep(this.spans, 'begin', () => this.inner.beginTransaction(connection, settings));
   }
   commitTransaction(connection: DatabaseConnection) {
-    return this.inner.commitTransaction(connection);
+    return transactionStep(this.spans, 'commit', () => this.inner.commitTransaction(connection));
   }
   rollbackTransaction(connection: DatabaseConnection) {
-    return this.inner.rollbackTransaction(connection);
+    return transactionStep(this.spans, 'rollback', () => this.inner.rollbackTransaction(connection));
   }
   savepoint(...args: Parameters<NonNullable<Driver['savepoint']>>) {
     return this.inner.savepoint!(...args);

@@ -8,6 +8,7 @@ import type { Duplex } from 'node:stream';
 import type { Config } from '../config';
 import { ApiError, type ErrorCode } from '../errors';
 import type { Logger } from '../logger';
+import { countParserRefusal } from '../platform/metrics';
 import { deferContinue } from './body';
 import { errorBody } from './errors';
 
@@ -25,7 +26,10 @@ function codeOf(err: NodeJS.ErrnoException): ErrorCode {
 }
 
 /** The complete HTTP/1.1 response for a parser error: the envelope, a fresh request id, and the connection closed. */
-export function clientErrorResponse(err: NodeJS.ErrnoException, publicUrl: string): { status: number; raw: string } {
+export function clientErrorResponse(
+  err: NodeJS.ErrnoException,
+  publicUrl: string,
+): { status: number; code: ErrorCode; raw: string } {
   const apiError = new ApiError(codeOf(err));
   const body = JSON.stringify(errorBody(apiError, publicUrl));
   const head = [
@@ -39,7 +43,7 @@ export function clientErrorResponse(err: NodeJS.ErrnoException, publicUrl: strin
   // RFC 9110 §9.3.2: no body in the answer to HEAD (a client reading one would take it for the next response). The
   // parser got past the method before it failed, and the bytes it read are on the error.
   const isHead = (err as { rawPacket?: Buffer }).rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
-  return { status: apiError.status, raw: `${head.join('\r\n')}\r\n\r\n${isHead ? '' : body}` };
+  return { status: apiError.status, code: apiError.code, raw: `${head.join('\r\n')}\r\n\r\n${isHead ? '' : body}` };
 }
 
 /** Answers Node's HTTP parser errors with the error envelope instead of Node's bare status line. */
@@ -57,8 +61,11 @@ export function answerClientErrors(server: Server, options: { publicUrl: string;
       socket.destroy();
       return;
     }
-    const { status, raw } = clientErrorResponse(err, options.publicUrl);
+    const { status, code, raw } = clientErrorResponse(err, options.publicUrl);
     options.logger?.info('http parser refused a request', { status, code: err.code });
+    // Counted like every other answer (what is cut above was never answered): a fuzzer's or an attacker's malformed
+    // requests would otherwise be missing from the request and error rates.
+    countParserRefusal(status, code);
     socket.end(raw);
     // end() leaves the socket half open until the client closes its side; a client that never does is cut.
     setTimeout(() => socket.destroy(), 2000).unref();

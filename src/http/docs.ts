@@ -2,6 +2,7 @@
 // /openapi.yaml, /openapi.json, /docs (Scalar's API reference, rendered in the browser from /openapi.json, with
 // "try it" sending requests straight to this server) and /docs/errors; and the site icon.
 // Every page is built on its first request, not at start: nothing here is on the way to the first API response.
+// The contract and Scalar's bundle are sent compressed, with validators (src/http/precompressed.ts).
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import escapeHtml from 'escape-html';
@@ -10,6 +11,7 @@ import { errorCatalog } from '../errors';
 import { specJson, specText } from '../spec';
 import { faviconLink, serveFavicon } from './favicon';
 import { inlineMarkdownToHtml } from './inline-markdown';
+import { staticBody } from './precompressed';
 
 /** A value computed on first use and kept. */
 function once<T>(make: () => T): () => T {
@@ -53,7 +55,13 @@ export const scalarConfiguration = {
     ':root{--scalar-font:system-ui,sans-serif;--scalar-font-code:ui-monospace,monospace}' +
     '.light-mode.light-mode{--scalar-color-2:#575757;--scalar-color-3:#5e5e5e;--scalar-color-accent:#005a9e;' +
     '--scalar-color-green:#04663f;--scalar-color-red:#b00005;--scalar-color-yellow:#6e5400;--scalar-color-blue:#005c99;' +
-    '--scalar-color-orange:#a33800;--scalar-color-purple:#5203d1;--scalar-color-query:#005c60}',
+    '--scalar-color-orange:#a33800;--scalar-color-purple:#5203d1;--scalar-color-query:#005c60}' +
+    // The Authentication panel's header puts its title ("Authentication Required") and the scheme selector
+    // ("Selected Auth Type: bearerAuth") on one row, and the title is the part that shrinks: at 1280 px it is cut
+    // mid-word and the selector's text runs on from it. The title keeps its width and the selector wraps below it.
+    'div:has(>button>h2 [data-testid="auth-indicator"]){flex-wrap:wrap}' +
+    'button:has(>h2 [data-testid="auth-indicator"]){flex:1 0 auto!important}' +
+    'div:has(>button>h2 [data-testid="auth-indicator"])>div:last-child{padding:0 .5rem .25rem}',
 };
 
 // Scalar shows the contact's e-mail and page as icon links whose text is hidden, and each tag's operation list as a
@@ -130,14 +138,18 @@ export function docsRouter(): Router {
   const router = Router();
   const errors = once(errorsPage);
   const reference = once(referencePage);
+  // Not versioned addresses: the browser revalidates them (no-cache) and gets a 304 while the contract is unchanged.
+  const yaml = staticBody({ type: 'application/yaml; charset=utf-8', cacheControl: 'no-cache', make: specText });
+  const json = staticBody({ type: 'application/json; charset=utf-8', cacheControl: 'no-cache', make: specJson });
+  const bundle = staticBody({
+    type: 'text/javascript; charset=utf-8',
+    cacheControl: 'public, max-age=31536000, immutable',
+    make: () => readFileSync(join(scalarDir(), 'dist', 'browser', 'standalone.js')),
+  });
   const start = `Scalar.createApiReference('#reference', ${JSON.stringify(scalarConfiguration)});\n${accessibilityFixes}`;
 
-  router.get('/openapi.yaml', (_req, res) => {
-    res.type('application/yaml').send(specText());
-  });
-  router.get('/openapi.json', (_req, res) => {
-    res.type('application/json').send(specJson());
-  });
+  router.get('/openapi.yaml', yaml.send);
+  router.get('/openapi.json', json.send);
   router.get('/docs', (_req, res) => {
     sendPage(res, reference());
   });
@@ -146,7 +158,7 @@ export function docsRouter(): Router {
   });
   router.get('/docs/scalar-:version/standalone.js', (req, res, next) => {
     if (req.params.version !== scalarVersion()) return next();
-    res.sendFile(join(scalarDir(), 'dist', 'browser', 'standalone.js'), { maxAge: '365d', immutable: true });
+    bundle.send(req, res, next);
   });
   router.get('/docs/errors', (_req, res) => {
     sendPage(res, errors());

@@ -18,7 +18,9 @@ const statusClasses = ['1xx', '2xx', '3xx', '4xx', '5xx'] as const;
 
 const requests = new Counter({
   name: `${prefix}http_requests_total`,
-  help: 'Requests answered, by operation id (or "none" outside the API, "unmatched" for no operation) and status class.',
+  help:
+    'Requests answered, by operation id (or "none" outside the API, "unmatched" for no operation, "parser_error" for ' +
+    "what Node's HTTP parser refused before any route was known) and status class.",
   labelNames: ['operation', 'status_class'] as const,
   registers: [registry],
 });
@@ -77,11 +79,24 @@ function childrenOf(operation: string): Children {
   return found;
 }
 
+const childOf = (operation: string, status: number) =>
+  childrenOf(operation)[Math.min(4, Math.max(0, Math.floor(status / 100) - 1))]!;
+
 /** One finished request: its operation id (bounded: the contract's, "unmatched" or "none") and status. */
 export function observeRequest(operation: string, status: number, seconds: number): void {
-  const child = childrenOf(operation)[Math.min(4, Math.max(0, Math.floor(status / 100) - 1))]!;
+  const child = childOf(operation, status);
   child.count.inc();
   child.time.observe(seconds);
+}
+
+/**
+ * A request Node's HTTP parser refused (malformed, headers too large, too slow), answered with `code` below the app.
+ * Its path is unknown, so its operation is "parser_error"; it has no duration either (the parser gives no start
+ * time), so only the counters move.
+ */
+export function countParserRefusal(status: number, code: string): void {
+  childOf('parser_error', status).count.inc();
+  countError(code);
 }
 
 /** An error answered, by its catalog code. */

@@ -144,6 +144,51 @@ browserTest(
   60_000,
 );
 
+/**
+ * Where the texts of the Authentication panel's header ("Authentication", "Required", the scheme selector) overlap each
+ * other or are cut by a box that hides its overflow: a list of what is wrong, empty when nothing is.
+ */
+const authHeaderProblems = `(() => {
+  const indicator = document.querySelector('[data-testid="auth-indicator"]');
+  const row = indicator.closest('button').parentElement;
+  const texts = [];
+  const walker = document.createTreeWalker(row, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    if (!node.textContent.trim()) continue;
+    const range = document.createRange();
+    range.selectNodeContents(node);
+    const box = range.getBoundingClientRect();
+    if (box.width > 0) texts.push({ text: node.textContent.trim(), box, node });
+  }
+  const problems = [];
+  for (const [i, a] of texts.entries()) {
+    for (const b of texts.slice(i + 1)) {
+      const x = Math.min(a.box.right, b.box.right) - Math.max(a.box.left, b.box.left);
+      const y = Math.min(a.box.bottom, b.box.bottom) - Math.max(a.box.top, b.box.top);
+      if (x > 0.5 && y > 0.5) problems.push('"' + a.text + '" overlaps "' + b.text + '"');
+    }
+    for (let box = a.node.parentElement; box && box !== row.parentElement; box = box.parentElement) {
+      if (getComputedStyle(box).overflowX === 'visible') continue;
+      const clip = box.getBoundingClientRect();
+      if (a.box.left < clip.left - 0.5 || a.box.right > clip.right + 0.5)
+        problems.push('"' + a.text + '" is cut by its ' + box.tagName.toLowerCase());
+    }
+  }
+  return { texts: texts.map((t) => t.text), problems };
+})()`;
+
+browserTest("/docs at 1280 px: the Authentication panel's header texts neither overlap nor are cut", async () => {
+  const tab = await browser!.newPage();
+  await tab.setViewportSize({ width: 1280, height: 800 });
+  await tab.goto(`${base}/docs`);
+  await tab.locator('[data-testid="auth-indicator"]').first().waitFor();
+  const { texts, problems } = await tab.evaluate<{ texts: string[]; problems: string[] }>(authHeaderProblems);
+  expect(texts).toEqual(expect.arrayContaining(['Authentication', 'Required', 'Selected Auth Type: bearerAuth']));
+  expect(problems).toEqual([]);
+  await screenshot(tab, 'docs-reference-1280.png');
+  await tab.close();
+});
+
 browserTest('/docs/errors renders each code with its Markdown as HTML, no backtick left', async () => {
   const tab = await newTab();
   const response = await tab.goto(`${base}/docs/errors`);

@@ -4,7 +4,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import type { Server } from 'node:http';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Ajv2020 from 'ajv/dist/2020';
@@ -16,6 +15,7 @@ import { createHttpServer, type HttpServerConfig } from '../../src/http/client-e
 import { loadSpec } from '../../src/spec';
 import { assertMatchesContract } from '../helpers/contract';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
+import { exchange, type RawResponse } from '../helpers/raw-http';
 import { createTestDatabase, withAdminClient, type TestDatabase } from '../helpers/test-database';
 
 const root = join(__dirname, '..', '..');
@@ -52,99 +52,6 @@ afterAll(async () => {
 
 function listen(s: Server): Promise<Server> {
   return new Promise((resolve) => s.listen(0, '127.0.0.1', () => resolve(s)));
-}
-
-interface RawResponse {
-  status: number;
-  headers: Record<string, string>;
-  text: string;
-  body: unknown;
-  /** The server closed the connection after answering. */
-  closed: boolean;
-  elapsedMs: number;
-  /** A `100 Continue` came before the response. */
-  continued: boolean;
-}
-
-/**
- * Writes `head` (and nothing more) on a fresh connection and reads one response: complete once its Content-Length
- * is in, or when the server closes. Fails when nothing complete arrived within `timeoutMs`. A `100 Continue` is
- * noted and skipped, and `bodyAfterContinue` is sent after it.
- */
-function exchange(target: number, head: string, timeoutMs = 3000, bodyAfterContinue?: string): Promise<RawResponse> {
-  return new Promise((resolve, reject) => {
-    const started = Date.now();
-    const socket = connect(target, '127.0.0.1');
-    let data = Buffer.alloc(0);
-    let settled = false;
-    let continued = false;
-    const parse = (closed: boolean): RawResponse | undefined => {
-      const text = data.toString('latin1');
-      const end = text.indexOf('\r\n\r\n');
-      if (end < 0) return undefined;
-      const [statusLine, ...lines] = text.slice(0, end).split('\r\n');
-      const headers: Record<string, string> = {};
-      for (const line of lines) {
-        const i = line.indexOf(':');
-        headers[line.slice(0, i).trim().toLowerCase()] = line.slice(i + 1).trim();
-      }
-      const bodyText = data.subarray(Buffer.byteLength(text.slice(0, end + 4), 'latin1')).toString('utf8');
-      const length = Number(headers['content-length'] ?? NaN);
-      if (!closed && !(bodyText.length >= length)) return undefined;
-      let body: unknown;
-      try {
-        body = bodyText ? JSON.parse(bodyText) : undefined;
-      } catch {
-        body = undefined;
-      }
-      return {
-        status: Number(statusLine!.split(' ')[1]),
-        headers,
-        text: bodyText,
-        body,
-        closed,
-        elapsedMs: Date.now() - started,
-        continued,
-      };
-    };
-    const finish = (closed: boolean) => {
-      if (settled) return;
-      const res = parse(closed);
-      if (!res && !closed) return;
-      settled = true;
-      clearTimeout(timer);
-      if (res) {
-        // Give a close right behind the response a moment to be seen.
-        setTimeout(() => {
-          res.closed = res.closed || socket.destroyed || socket.readableEnded;
-          socket.destroy();
-          resolve(res);
-        }, 100);
-      } else {
-        reject(new Error(`connection closed without a response: ${JSON.stringify(data.toString('latin1'))}`));
-      }
-    };
-    const timer = setTimeout(() => {
-      settled = true;
-      socket.destroy();
-      reject(new Error(`no complete response within ${timeoutMs} ms; received ${JSON.stringify(data.toString())}`));
-    }, timeoutMs);
-    socket.on('data', (chunk: Buffer) => {
-      data = Buffer.concat([data, chunk]);
-      if (!continued && data.toString('latin1').startsWith('HTTP/1.1 100 ')) {
-        const end = data.indexOf('\r\n\r\n');
-        if (end < 0) return;
-        data = data.subarray(end + 4);
-        continued = true;
-        if (bodyAfterContinue !== undefined) socket.write(bodyAfterContinue);
-      }
-      finish(false);
-    });
-    socket.on('end', () => finish(true));
-    socket.on('close', () => finish(true));
-    socket.on('error', () => finish(true));
-    socket.write(head);
-  });
 }
 
 const claimedCount = async () =>

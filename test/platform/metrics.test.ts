@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { sql } from 'kysely';
 import { loadConfig, ConfigError } from '../../src/config';
+import { createHttpServer } from '../../src/http/client-error';
 import { startMetricsEndpoint, type MetricsEndpoint } from '../../src/http/metrics-endpoint';
 import { watchDatabase } from '../../src/platform/metrics';
 import { activeTracer } from '../../src/platform/tracing';
@@ -14,6 +15,7 @@ import { loadSecretBox } from '../../src/platform/secret-box';
 import { systemClock } from '../../src/platform/clock';
 import { webhookDeliveryJob } from '../../src/worker/webhook-delivery';
 import type { Job } from '../../src/worker/worker';
+import { exchange } from '../helpers/raw-http';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
 
 const token = 'scrape-token-0123456789';
@@ -152,6 +154,45 @@ test('under a small load every series is present and moves', async () => {
   const drained = await scrape();
   expect(value(drained, 'mdapi_queue_depth{queue="webhook_deliveries"}')).toBe(0);
   expect(value(drained, 'mdapi_outbox_lag_seconds')).toBe(0);
+});
+
+test("requests Node's HTTP parser refuses are counted, under a bounded operation label", async () => {
+  // A server built as the real one is (src/server.ts): the refusals happen below express, on the socket.
+  const server = createHttpServer(t.app, t.config, t.logger);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  try {
+    const before = await scrape();
+    // A raw 0xFF byte in the path (400), and a header over the 16 KiB limit (431).
+    const badPath = Buffer.concat([
+      Buffer.from('GET /dev/v1/me'),
+      Buffer.from([0xff]),
+      Buffer.from(' HTTP/1.1\r\n\r\n'),
+    ]);
+    const hugeHeader = `GET /dev/v1/me HTTP/1.1\r\nHost: x\r\nX-Padding: ${'a'.repeat(20_000)}\r\n\r\n`;
+    const answers = [];
+    for (let i = 0; i < 3; i++) answers.push(await exchange(port, badPath));
+    for (let i = 0; i < 2; i++) answers.push(await exchange(port, hugeHeader));
+    expect(answers.map((a) => [a.status, (a.body as { error: { code: string } }).error.code])).toEqual([
+      ...Array(3).fill([400, 'BAD_REQUEST']),
+      ...Array(2).fill([431, 'REQUEST_HEADER_FIELDS_TOO_LARGE']),
+    ]);
+    const after = await scrape();
+    const delta = (series: string) => value(after, series) - value(before, series);
+    expect(delta('mdapi_http_requests_total{operation="parser_error",status_class="4xx"}')).toBe(5);
+    expect(delta('mdapi_http_errors_total{code="BAD_REQUEST"}')).toBe(3);
+    expect(delta('mdapi_http_errors_total{code="REQUEST_HEADER_FIELDS_TOO_LARGE"}')).toBe(2);
+    // Nothing else moved: no operation of the API saw them, and no other status class.
+    const requestSeries = (m: Map<string, number>) =>
+      [...m].filter(([k]) => k.startsWith('mdapi_http_requests_total{'));
+    const movedSeries = requestSeries(after)
+      .filter(([k, v]) => v !== value(before, k))
+      .map(([k]) => k);
+    expect(movedSeries).toEqual(['mdapi_http_requests_total{operation="parser_error",status_class="4xx"}']);
+  } finally {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
 });
 
 test('the pool series report the connections in use and the queries waiting for one', async () => {

@@ -5,7 +5,7 @@
 // trace id. Tracing off (the default) is checked too: no span middleware, no traceparent stored.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { SpanKind } from '@opentelemetry/api';
+import { SpanKind, context, trace } from '@opentelemetry/api';
 import { sql } from 'kysely';
 import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace';
 import { querySpanName } from '../../db/query-spans';
@@ -64,6 +64,7 @@ afterAll(async () => {
   await t.close();
 });
 
+const hrtime = ([seconds, nanos]: [number, number]) => seconds * 1e9 + nanos;
 const named = (name: string) => exporter.getFinishedSpans().filter((s) => s.name === name);
 const childrenOf = (parent: ReadableSpan) =>
   exporter
@@ -156,6 +157,49 @@ test('a queued mail is a job span linked to the request that queued it; a statem
   expect(sent.map((s) => s.links[0]!.context.spanId)).toContain(completion.spanContext().spanId);
   // The polls that claimed the mail were outside any span: no root statement spans.
   expect(exporter.getFinishedSpans().filter((s) => s.kind === SpanKind.CLIENT && !s.parentSpanContext)).toEqual([]);
+});
+
+test("a write's transaction: begin and commit spans around its statements, on either database", async () => {
+  exporter.reset();
+  const created = await t.http
+    .post('/dev/v1/orders')
+    .set(bearer(key))
+    .send({ email: 'buyer@example.com', items: [{ product_id: product, quantity: 1 }] });
+  expect(created.status).toBe(201);
+  const [create] = named('createOrder');
+  const statements = childrenOf(create!).sort((a, b) => hrtime(a.startTime) - hrtime(b.startTime));
+  const names = statements.map((s) => s.name);
+  // One span per step: the driver's own `begin`/`commit` statement (PostgreSQL) is not a second one.
+  expect(names.filter((n) => n === 'begin')).toHaveLength(1);
+  expect(names.filter((n) => n === 'commit')).toHaveLength(1);
+  expect(names.filter((n) => n === 'rollback')).toHaveLength(0);
+  const [begin, commit] = [names.indexOf('begin'), names.indexOf('commit')];
+  // The order's statements are between them (the credential's look-up is before, outside the transaction).
+  expect(begin).toBeGreaterThan(0);
+  expect(names.slice(begin + 1, commit)).toContainEqual(expect.stringMatching(/ orders$/));
+  expect(commit).toBe(names.length - 1);
+  for (const step of [statements[begin]!, statements[commit]!]) {
+    expect(step.kind).toBe(SpanKind.CLIENT);
+    expect(step.attributes).toEqual({ 'db.system.name': 'postgresql', 'db.operation.name': step.name });
+    expect(childrenOf(step)).toEqual([]);
+  }
+});
+
+test('a transaction rolled back is a rollback span', async () => {
+  exporter.reset();
+  const tracer = trace.getTracer('test');
+  const parent = tracer.startSpan('job test');
+  await context.with(trace.setSpan(context.active(), parent), () =>
+    expect(
+      t.db.transaction().execute(async (trx) => {
+        await sql`select 1`.execute(trx);
+        throw new Error('undone');
+      }),
+    ).rejects.toThrow('undone'),
+  );
+  parent.end();
+  const [job] = named('job test');
+  expect(childrenOf(job!).map((s) => s.name)).toEqual(['begin', 'select', 'rollback']);
 });
 
 test('every log line written inside a request carries its trace id', async () => {
