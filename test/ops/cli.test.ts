@@ -120,6 +120,55 @@ test('usage errors are clear and touch nothing', async () => {
   expect(noShop.json.error.message).toMatch(/No shop/);
 });
 
+test('help: --help, -h and help print the usage on stdout (exit 0); help <command> and <command> --help print its', async () => {
+  const human = cli.with({ json: false });
+  for (const argv of [['--help'], ['-h'], ['help']]) {
+    const res = await human(...argv);
+    expect([argv, res.code, res.stderr]).toEqual([argv, 0, '']);
+    expect(res.stdout).toMatch(/^Usage: npm run -s cli -- <command> \[options\] \[--json\]\n/);
+    for (const command of ['shop create', 'key list', 'emails list', 'app list', 'clock advance', 'demo'])
+      expect(res.stdout).toContain(`\n  ${command}`);
+  }
+  for (const argv of [
+    ['help', 'key', 'list'],
+    ['key', 'list', '--help'],
+    ['key', 'list', '-h'],
+    ['key', 'list', '--shop', 'shop_x', '--help'],
+  ]) {
+    const res = await human(...argv);
+    expect([argv, res.code, res.stderr]).toEqual([argv, 0, '']);
+    expect(res.stdout).toMatch(/^Usage: npm run -s cli -- key list --shop SHOP_ID \[--json\]\n/);
+    expect(res.stdout).not.toContain('shop create');
+  }
+  // With --json, the usage is the one document; and help answers even when the configuration would not load.
+  const json = await cli.with({ env: { PORT: 'none' } })('help', 'demo');
+  expect([json.code, json.json.usage]).toEqual([
+    0,
+    expect.stringMatching(/^Usage: npm run -s cli -- demo \[--json\]\n/),
+  ]);
+});
+
+test('a command line it cannot run: exit 2; an unknown command says so in one line and points to help', async () => {
+  const human = cli.with({ json: false });
+  const hint = 'Run "npm run -s cli -- help" to list the commands, "npm run -s cli -- help <command>" for one.\n';
+  for (const argv of [['frobnicate'], ['help', 'frobnicate'], ['frobnicate', '--help']]) {
+    const res = await human(...argv);
+    expect([argv, res.code, res.stdout, res.stderr]).toEqual([argv, 2, '', `Unknown command "frobnicate".\n${hint}`]);
+  }
+  // Within a command: why, then that command's usage (not all of them).
+  const unknownOption = await human('key', 'list', '--shop', 'shop_x', '--bogus');
+  expect([unknownOption.code, unknownOption.stdout]).toEqual([2, '']);
+  expect(unknownOption.stderr).toMatch(/^Unknown option --bogus\n\nUsage: npm run -s cli -- key list --shop SHOP_ID /);
+  expect(unknownOption.stderr).not.toContain('shop create');
+  const missing = await human('key', 'list');
+  expect([missing.code, missing.stderr]).toEqual([
+    2,
+    expect.stringMatching(/^--shop is required\n\nUsage: npm run -s cli -- key list /),
+  ]);
+  const json = await cli('key', 'list', '--bogus');
+  expect([json.code, json.json]).toEqual([2, { error: { message: 'Unknown option --bogus' } }]);
+});
+
 test('demo prints a live and a test full-access key that work and a pending test order; order create and complete walk a purchase', async () => {
   const demo = await cli('demo');
   expect(demo.code).toBe(0);
@@ -338,12 +387,15 @@ describe('the program (tsx src/ops/cli-main.ts)', () => {
   );
 
   test(
-    'a usage error: exit code 2, the reason and the usage on stderr, nothing on stdout',
+    'help: the usage on stdout, exit code 0; an unknown command: exit code 2, why and a hint on stderr, nothing on stdout',
     async () => {
+      const help = await program().with({ json: false })('--help');
+      expect([help.code, help.stderr]).toEqual([0, '']);
+      expect(help.stdout).toMatch(/^Usage: npm run -s cli -- <command>/);
       const res = await program().with({ json: false })('frobnicate');
       expect(res.code).toBe(2);
       expect(res.stdout).toBe('');
-      expect(res.stderr).toMatch(/^Unknown command "frobnicate"\n\nUsage: npm run -s cli -- <command>/);
+      expect(res.stderr).toMatch(/^Unknown command "frobnicate"\.\nRun "npm run -s cli -- help" to list the commands/);
     },
     minutes,
   );
