@@ -23,12 +23,22 @@ const entries: CommandUsage[] = [
     about: ["prints the key once; --mode test: a test key mdk_test_… of the shop's test mode"],
   },
   { command: 'key revoke', options: ['--id KEY_ID'], about: [] },
-  { command: 'key list', options: ['--shop SHOP_ID'], about: [] },
+  {
+    command: 'key list',
+    options: ['--shop SHOP_ID [--mode live|test]'],
+    about: [
+      "the shop's keys, both modes unless --mode: mode, state (active|revoked|expired),",
+      'name, prefix, times (ISO 8601), scopes; never the key itself',
+    ],
+  },
   { command: 'seed', options: ['--shop SHOP_ID --file fixtures.json'], about: [] },
   {
     command: 'emails list',
-    options: ['[--shop SHOP_ID]'],
-    about: ['the 100 newest queued, sent and recorded messages'],
+    options: ['[--shop SHOP_ID] [--mode live|test]'],
+    about: [
+      'the 100 newest queued, sent and recorded mails of the shop (without --shop: of',
+      'every shop), both modes unless --mode; never their bodies',
+    ],
   },
   {
     command: 'webhook create',
@@ -206,7 +216,7 @@ export const commands: readonly string[] = entries.map((e) => e.command);
 
 const modeNote = [
   "Every command taking --shop takes --mode live|test (default live): test acts in the shop's test mode, whose data",
-  'never meets live data (made on first use).',
+  'never meets live data (made on first use). key list and emails list show both modes unless --mode names one.',
 ];
 
 /** Where an entry's about text starts when it fits beside the command. */

@@ -7,7 +7,6 @@ import { resolve } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { openDatabase, DatabaseBusyError, type DatabaseHandle } from '../../db/database';
 import { migrateToLatest } from '../../db/migrate';
-import { allEmails, emailsOfShop } from '../../db/queries/outbound-emails';
 import { loadConfig, ConfigError, type Config } from '../config';
 import { ApiError } from '../errors';
 import { systemClock } from '../platform/clock';
@@ -223,6 +222,9 @@ async function run(
   const scopes = command === 'key create' ? admin.parseScopes(required(values, 'scopes')) : [];
   // `clock advance` acts on the test clock: test mode whatever --mode says.
   const mode = command === 'clock advance' ? 'test' : admin.parseMode(values.mode);
+  // The listings cover both modes of the shop unless --mode names one.
+  const listsBothModes = command === 'key list' || command === 'emails list';
+  const listMode = values.mode === undefined ? undefined : mode;
   const seconds = command === 'clock advance' ? admin.parseSeconds(required(values, 'seconds')) : 0;
   const ownerPassword = command === 'owner create' ? readOwnerPassword(values, ctx) : '';
   const botToken = command === 'bot create' ? readBotToken(values, ctx) : undefined;
@@ -237,8 +239,9 @@ async function run(
   const op: Operator = { db, config: ctx.config, clock: systemClock };
   try {
     await migrateToLatest(db);
-    // --shop names the live shop; with --mode test every command acts in its test twin (made on first use).
-    if (typeof values.shop === 'string' && values.shop !== '')
+    // --shop names the live shop; with --mode test every command acts in its test twin (made on first use). The
+    // listings resolve their shops themselves (admin.shopsToList): both modes, and never a twin made by a read.
+    if (typeof values.shop === 'string' && values.shop !== '' && !listsBothModes)
       values.shop = (await admin.shopForMode(db, values.shop, mode)).id;
     switch (command) {
       case 'shop create': {
@@ -285,13 +288,26 @@ async function run(
         return { json: r, text: `Revoked key ${r.id}` };
       }
       case 'key list': {
-        const keys = await admin.listApiKeys(db, required(values, 'shop'));
+        const keys = await admin.listApiKeys(db, required(values, 'shop'), { mode: listMode, now: op.clock.now() });
         return {
           json: keys,
-          text:
-            keys
-              .map((k) => `${k.id}  ${k.prefix}…  ${k.scopes.join(' ')}  ${k.revoked_at ? 'revoked' : 'live'}`)
-              .join('\n') || '(no keys)',
+          text: keys.length
+            ? table(
+                ['id', 'mode', 'state', 'kind', 'name', 'prefix', 'created_at', 'last_used_at', 'revoked_at', 'scopes'],
+                keys.map((k) => [
+                  k.id,
+                  k.mode,
+                  k.state,
+                  k.kind,
+                  k.name ?? '-',
+                  `${k.prefix}…`,
+                  k.created_at,
+                  k.last_used_at ?? '-',
+                  k.revoked_at ?? '-',
+                  k.scopes.join(' '),
+                ]),
+              )
+            : '(no keys)',
         };
       }
       case 'seed': {
@@ -302,26 +318,13 @@ async function run(
         };
       }
       case 'emails list': {
-        const rows = values.shop ? await emailsOfShop(db, values.shop) : await allEmails(db);
-        // What was sent to whom, never the bodies: a delivery mail carries the goods (serials, keys) themselves.
-        const emails = rows.map((r) => ({
-          id: r.id,
-          shop_id: r.shop_id,
-          to: r.to_address,
-          template: r.template,
-          subject: r.subject,
-          status: r.status,
-          attempts: r.attempts,
-          last_error: r.last_error,
-          created_at: r.created_at.toISOString(),
-          sent_at: r.sent_at?.toISOString() ?? null,
-        }));
+        const emails = await admin.listEmails(db, { shopId: values.shop, mode: listMode });
         return {
           json: emails,
           text: emails.length
             ? table(
-                ['id', 'shop', 'to', 'template', 'subject', 'status', 'created_at'],
-                emails.map((e) => [e.id, e.shop_id, e.to, e.template, e.subject, e.status, e.created_at]),
+                ['id', 'shop', 'mode', 'to', 'template', 'subject', 'status', 'created_at'],
+                emails.map((e) => [e.id, e.shop_id, e.mode, e.to, e.template, e.subject, e.status, e.created_at]),
               )
             : '(no emails)',
         };
