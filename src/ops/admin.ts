@@ -120,7 +120,8 @@ export async function createApiKey(
 
 export async function revokeApiKey(db: Kysely<Database>, id: string) {
   const row = await credentials.revokeCredential(db, id);
-  if (!row) throw new AdminError(`No live key with id ${id}`);
+  // Not "live": that names a mode here, and a test key is revoked the same way.
+  if (!row) throw new AdminError(`No active key with id ${id} (unknown, or already revoked)`);
   return { id: row.id, revoked_at: row.revoked_at?.toISOString() ?? null };
 }
 
@@ -365,7 +366,7 @@ export async function listGateways(db: Kysely<Database>, shopId: string) {
 /** `tax set`: the shop's tax rate (percent, up to 4 decimals) and whether prices contain it. */
 export async function setTax(db: Kysely<Database>, input: { shopId: string; rate: string; inclusive: boolean }) {
   if (!/^(100(\.0{1,4})?|[0-9]{1,2}(\.[0-9]{1,4})?)$/.test(input.rate)) {
-    throw new AdminError('the rate must be a percentage from 0 to 100 with at most 4 decimals, e.g. 20 or 7.5');
+    throw new AdminError('--rate must be a percentage from 0 to 100 with at most 4 decimals, e.g. 20 or 7.5');
   }
   const shop = await shops.updateShopTax(db, input.shopId, { rate: input.rate, inclusive: input.inclusive });
   if (!shop) throw new AdminError(`No shop with id ${input.shopId}`);

@@ -598,10 +598,12 @@ async function run(
         const apps = await oauthAdmin.listApps(db);
         return {
           json: apps,
-          text: table(
-            ['CLIENT_ID', 'NAME', 'TYPE', 'SCOPES', 'REVOKED'],
-            apps.map((a) => [a.client_id, a.name, a.type, a.scopes.join(' '), a.revoked_at ?? '-']),
-          ),
+          text: apps.length
+            ? table(
+                ['client_id', 'name', 'type', 'revoked_at', 'scopes'],
+                apps.map((a) => [a.client_id, a.name, a.type, a.revoked_at ?? '-', a.scopes.join(' ')]),
+              )
+            : '(no apps)',
         };
       }
       case 'app revoke': {
@@ -612,10 +614,12 @@ async function run(
         const grants = await oauthAdmin.listGrants(db, required(values, 'shop'));
         return {
           json: grants,
-          text: table(
-            ['GRANT_ID', 'CLIENT_ID', 'SCOPES', 'CREATED', 'REVOKED'],
-            grants.map((g) => [g.id, g.client_id, g.scopes.join(' '), g.created_at, g.revoked_at ?? '-']),
-          ),
+          text: grants.length
+            ? table(
+                ['id', 'client_id', 'created_at', 'revoked_at', 'scopes'],
+                grants.map((g) => [g.id, g.client_id, g.created_at, g.revoked_at ?? '-', g.scopes.join(' ')]),
+              )
+            : '(no grants)',
         };
       }
       case 'app uninstall': {

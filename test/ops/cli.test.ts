@@ -242,6 +242,37 @@ test('key list: the keys of both modes, each with its mode, state and times; --m
   ]);
 });
 
+test('messages say what was wrong in the words of the command line; listings name their columns as --json does', async () => {
+  const shop = (await cli('shop', 'create', '--name', 'Words')).json.id as string;
+  const key = await cli('key', 'create', '--shop', shop, '--scopes', 'orders.read');
+  expect((await cli('key', 'revoke', '--id', key.json.id)).code).toBe(0);
+  // "live" is a mode: a revoked test key is not "no live key".
+  const again = await cli('key', 'revoke', '--id', key.json.id);
+  expect([again.code, again.json.error.message]).toEqual([
+    1,
+    `No active key with id ${key.json.id} (unknown, or already revoked)`,
+  ]);
+  const rate = await cli('tax', 'set', '--shop', shop, '--rate', 'abc');
+  expect([rate.code, rate.json.error.message]).toEqual([1, expect.stringMatching(/^--rate must be a percentage/)]);
+  expect((await cli('tax', 'set', '--shop', shop, '--rate', '7.5')).json).toEqual({
+    shop_id: shop,
+    rate: '7.5',
+    inclusive: false,
+  });
+  const human = cli.with({ json: false });
+  expect((await human('app', 'grants', '--shop', shop)).stdout).toBe('(no grants)\n');
+  const app = await cli('app', 'create', '--name', 'Words', '--redirect-uris', 'https://a.example/cb', '--scopes', '*');
+  const apps = (await human('app', 'list')).stdout.trimEnd().split('\n');
+  expect(apps[0]!.split(/\s+/)).toEqual(['client_id', 'name', 'type', 'revoked_at', 'scopes']);
+  expect(apps.find((l) => l.startsWith(app.json.client_id))!.split(/\s+/)).toEqual([
+    app.json.client_id,
+    'Words',
+    'confidential',
+    '-',
+    '*',
+  ]);
+});
+
 test('demo prints a live and a test full-access key that work and a pending test order; order create and complete walk a purchase', async () => {
   const demo = await cli('demo');
   expect(demo.code).toBe(0);
