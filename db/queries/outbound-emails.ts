@@ -148,13 +148,23 @@ export async function emailsOfShop(db: ReadDb, shopId: string, limit = 100): Pro
     .execute();
 }
 
-/** Every shop's messages, newest first (the operator's view through the CLI). */
-export async function allEmails(db: ReadDb, limit = 100): Promise<OutboundEmailRow[]> {
-  return db
+/**
+ * Every shop's messages, newest first, each with the mode of the shop that queued it (`livemode`: of that mode
+ * only): the operator's view through the CLI.
+ */
+export async function allEmails(
+  db: ReadDb,
+  options: { livemode?: boolean; limit?: number } = {},
+): Promise<(OutboundEmailRow & { livemode: boolean })[]> {
+  let query = db
     .selectFrom('outbound_emails')
-    .selectAll()
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(limit)
+    .innerJoin('shops', 'shops.id', 'outbound_emails.shop_id')
+    .selectAll('outbound_emails')
+    .select('shops.livemode');
+  if (options.livemode !== undefined) query = query.where('shops.livemode', '=', options.livemode);
+  return query
+    .orderBy('outbound_emails.created_at', 'desc')
+    .orderBy('outbound_emails.id', 'desc')
+    .limit(options.limit ?? 100)
     .execute();
 }

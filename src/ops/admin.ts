@@ -2,7 +2,8 @@
 import type { Operator } from './operator';
 import Decimal from 'decimal.js';
 import type { Kysely } from 'kysely';
-import type { Database, GatewayKind, GatewayRow, Shop } from '../../db/tables';
+import type { Database, GatewayKind, GatewayRow, OutboundEmailRow, Shop } from '../../db/tables';
+import { allEmails, emailsOfShop } from '../../db/queries/outbound-emails';
 import { couponByCode, insertCoupon } from '../../db/queries/coupons';
 import { gatewaysOfShop, upsertGateway } from '../../db/queries/gateways';
 import { productById } from '../../db/queries/products';
@@ -119,22 +120,87 @@ export async function createApiKey(
 
 export async function revokeApiKey(db: Kysely<Database>, id: string) {
   const row = await credentials.revokeCredential(db, id);
-  if (!row) throw new AdminError(`No live key with id ${id}`);
+  // Not "live": that names a mode here, and a test key is revoked the same way.
+  if (!row) throw new AdminError(`No active key with id ${id} (unknown, or already revoked)`);
   return { id: row.id, revoked_at: row.revoked_at?.toISOString() ?? null };
 }
 
-export async function listApiKeys(db: Kysely<Database>, shopId: string) {
-  if (!(await shops.shopById(db, shopId))) throw new AdminError(`No shop with id ${shopId}`);
-  const rows = await credentials.credentialsOfShop(db, shopId);
+/** A shop's mode, as `--mode` names it. */
+function modeOf(shop: Shop): CredentialMode {
+  return shop.livemode ? 'live' : 'test';
+}
+
+/**
+ * The shops a listing of `--shop` covers: the live shop and its test twin, or the one `mode` names. A listing never
+ * makes a twin (a read writes nothing): a shop never used in test mode has nothing to list there. A twin's own id
+ * covers the twin alone.
+ */
+export async function shopsToList(db: Kysely<Database>, shopId: string, mode?: CredentialMode): Promise<Shop[]> {
+  const shop = await shopOrFail(db, shopId);
+  if (!shop.livemode) {
+    if (mode === 'live') throw new AdminError(`Shop ${shopId} is a test shop: use --mode test`);
+    return [shop];
+  }
+  const twin = mode === 'live' ? undefined : await shops.existingTestTwinOf(db, shop.id);
+  return [...(mode === 'test' ? [] : [shop]), ...(twin ? [twin] : [])];
+}
+
+/**
+ * `key list`: the credentials of the shop's modes (live first, each oldest first), never the credential itself.
+ * `mode` is the mode the key acts in (its shop's), `state` whether it works now: `revoked`, `expired` (an access
+ * token past its expiry), or `active`.
+ */
+export async function listApiKeys(db: Kysely<Database>, shopId: string, options: { mode?: CredentialMode; now: Date }) {
+  const keys = [];
+  for (const shop of await shopsToList(db, shopId, options.mode)) {
+    for (const r of await credentials.credentialsOfShop(db, shop.id)) {
+      keys.push({
+        id: r.id,
+        shop_id: shop.id,
+        mode: modeOf(shop),
+        state: r.revoked_at ? 'revoked' : r.expires_at && r.expires_at <= options.now ? 'expired' : 'active',
+        name: r.name,
+        kind: r.kind,
+        prefix: r.display_prefix,
+        scopes: r.scopes,
+        created_at: r.created_at.toISOString(),
+        last_used_at: r.last_used_at?.toISOString() ?? null,
+        revoked_at: r.revoked_at?.toISOString() ?? null,
+      });
+    }
+  }
+  return keys;
+}
+
+/**
+ * `emails list`: the 100 newest messages of the shop's modes (without a shop: of every shop), each with its mode;
+ * what was sent to whom, never the bodies (a delivery mail carries the goods, serials and keys, themselves).
+ */
+export async function listEmails(db: Kysely<Database>, options: { shopId?: string; mode?: CredentialMode }) {
+  const limit = 100;
+  let rows: (OutboundEmailRow & { livemode: boolean })[];
+  if (options.shopId === undefined) {
+    rows = await allEmails(db, { livemode: options.mode === undefined ? undefined : options.mode === 'live', limit });
+  } else {
+    rows = [];
+    for (const shop of await shopsToList(db, options.shopId, options.mode))
+      rows.push(...(await emailsOfShop(db, shop.id, limit)).map((r) => ({ ...r, livemode: shop.livemode })));
+    // Newest first across the modes, as each mode's own list is ordered (created_at, then id).
+    rows.sort((a, b) => b.created_at.getTime() - a.created_at.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+    rows = rows.slice(0, limit);
+  }
   return rows.map((r) => ({
     id: r.id,
-    name: r.name,
-    kind: r.kind,
-    prefix: r.display_prefix,
-    scopes: r.scopes,
+    shop_id: r.shop_id,
+    mode: r.livemode ? 'live' : 'test',
+    to: r.to_address,
+    template: r.template,
+    subject: r.subject,
+    status: r.status,
+    attempts: r.attempts,
+    last_error: r.last_error,
     created_at: r.created_at.toISOString(),
-    last_used_at: r.last_used_at?.toISOString() ?? null,
-    revoked_at: r.revoked_at?.toISOString() ?? null,
+    sent_at: r.sent_at?.toISOString() ?? null,
   }));
 }
 
@@ -300,7 +366,7 @@ export async function listGateways(db: Kysely<Database>, shopId: string) {
 /** `tax set`: the shop's tax rate (percent, up to 4 decimals) and whether prices contain it. */
 export async function setTax(db: Kysely<Database>, input: { shopId: string; rate: string; inclusive: boolean }) {
   if (!/^(100(\.0{1,4})?|[0-9]{1,2}(\.[0-9]{1,4})?)$/.test(input.rate)) {
-    throw new AdminError('the rate must be a percentage from 0 to 100 with at most 4 decimals, e.g. 20 or 7.5');
+    throw new AdminError('--rate must be a percentage from 0 to 100 with at most 4 decimals, e.g. 20 or 7.5');
   }
   const shop = await shops.updateShopTax(db, input.shopId, { rate: input.rate, inclusive: input.inclusive });
   if (!shop) throw new AdminError(`No shop with id ${input.shopId}`);

@@ -4,10 +4,9 @@
 // seconds: tsx, then the database opened and migrated); the entry at the bottom only wires the process to it.
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { openDatabase, DatabaseBusyError, type DatabaseHandle } from '../../db/database';
 import { migrateToLatest } from '../../db/migrate';
-import { allEmails, emailsOfShop } from '../../db/queries/outbound-emails';
 import { loadConfig, ConfigError, type Config } from '../config';
 import { ApiError } from '../errors';
 import { systemClock } from '../platform/clock';
@@ -22,88 +21,44 @@ import * as analyticsAdmin from './analytics-admin';
 import { createOwner } from './owner-admin';
 import * as marketingAdmin from './marketing-admin';
 import * as oauthAdmin from './oauth-admin';
+import { commandUsage, commands, fullUsage, helpHint } from './cli-usage';
 
-const usage = `Usage: npm run -s cli -- <command> [options] [--json]
-
-  shop create --name NAME [--plan free|pro|business] [--currency USD]
-  shop suspend --id SHOP_ID
-  shop activate --id SHOP_ID
-  key create --shop SHOP_ID --scopes "orders.read products.read" [--name NAME] [--mode live|test]
-  key revoke --id KEY_ID
-  key list --shop SHOP_ID
-  seed --shop SHOP_ID --file fixtures.json
-  emails list [--shop SHOP_ID]        the 100 newest queued, sent and recorded messages
-  webhook create --shop SHOP_ID --url URL [--events order:paid,order:created] [--description TEXT]
-                                      (all events when --events is left out; prints the secret once)
-  gateway set --shop SHOP_ID --code CODE --kind HOSTED|CRYPTO|SESSION [--coins BTC,ETH] [--inactive]
-  gateway list --shop SHOP_ID
-  tax set --shop SHOP_ID --rate 20 [--inclusive]
-  coupon create --shop SHOP_ID --code CODE --type PERCENTAGE|FIXED --value 10 [--currency USD]
-                [--max-uses N] [--expires 2027-01-01T00:00:00Z] [--products PROD_ID,PROD_ID]
-  blacklist add --shop SHOP_ID --type EMAIL|EMAIL_DOMAIN|IP|COUNTRY --value VALUE [--note TEXT]
-                                      an entry POST /orders refuses buyers by (IP: an address or CIDR range)
-  dynamic-secret --shop SHOP_ID       the secret signing the shop's dynamic-delivery requests
-  order create --shop SHOP_ID --email EMAIL --items PROD_ID[/VARIANT_ID][:QTY],… [--coupon CODE] [--name TITLE]
-                                      a PENDING order, exactly as POST /orders; prints its checkout link
-  order complete --shop SHOP_ID --id ORDER_ID [--quiet]
-                                      completes it through the pipeline (delivery, mail unless --quiet, events)
-  affiliate apply --shop SHOP_ID --email EMAIL [--code CODE] [--commission 10] [--note TEXT]
-                                      an affiliate application of the customer (approve: POST /affiliates/applications/{id}/approve)
-  dispute open --shop SHOP_ID --order ORDER_ID [--reason FRAUDULENT|PRODUCT_NOT_RECEIVED|…|GENERAL]
-                                      the SANDBOX gateway disputes an order it was paid for (the order becomes DISPUTED)
-  dispute close --shop SHOP_ID --id DISPUTE_ID --outcome WON|LOST|CLOSED
-                                      the SANDBOX gateway decides it (LOST refunds what remains)
-  review create --shop SHOP_ID --order ORDER_ID --rating 1-5 [--product PROD_ID] [--message TEXT]
-                                      a buyer's review of a COMPLETED order (as the storefront would write it)
-  ticket create --shop SHOP_ID --email EMAIL --subject TEXT --message TEXT [--order ORDER_ID] [--priority LOW|NORMAL|HIGH]
-                                      a support ticket of a customer of the shop
-  reseller tier create --shop SHOP_ID --name NAME --discount 10 [--revenue 1000.00] [--orders 10] [--requires-both]
-                       [--sort-order 1] [--default]
-                                      a reseller tier (read-only through the API); --default: the program's default tier
-  report create --shop SHOP_ID --name NAME --type SALES|PRODUCTS|CUSTOMERS|GATEWAYS|AFFILIATES [--report-format CSV|JSON]
-                                      an analytics report (generated through the API; not created by it)
-  reseller accept --shop SHOP_ID --email EMAIL
-                                      the invited reseller accepts (INVITED -> ACTIVE, approved_at)
-  reseller apply --shop SHOP_ID --email EMAIL [--note TEXT]
-                                      applies to the program: APPLIED (APPLICATION mode) or ACTIVE (OPEN mode)
-  reseller approve --shop SHOP_ID --email EMAIL
-                                      the merchant approves an application (APPLIED -> ACTIVE, approved_at)
-  reseller reject --shop SHOP_ID --email EMAIL
-                                      rejects an application or an invitation (APPLIED|INVITED -> REJECTED, rejected_at)
-  email-marketing set --shop SHOP_ID --provider MAILCHIMP|KLAVIYO|SENDGRID|BREVO [--list LIST_ID] [--disabled]
-                      [--double-opt-in] [--no-sync] [--api-key-stdin]
-                                      the shop's setting of that provider becomes exactly this (one per provider);
-                                      the provider API key is read from stdin (--api-key-stdin) or from
-                                      EMAIL_MARKETING_API_KEY, stored encrypted, never shown; without one the
-                                      stored key stays. No key: new customers are not synced to the list
-  bot create --shop SHOP_ID --username NAME_bot [--name TEXT] [--token-stdin]
-                                      a Telegram bot of the shop (its id addresses PUT /telegram/bots/{botId}/…);
-                                      its token from @BotFather is read from stdin (--token-stdin) or BOT_TOKEN,
-                                      never from the command line; stored encrypted, never shown. Without a token
-                                      the bot's users get no notifications
-  bot user add --shop SHOP_ID --bot BOT_ID --telegram-id 123456789 [--username NAME] [--off order_paid,stock_low]
-                                      a Telegram user of the bot; every notification switch on but those of --off
-  app create --name NAME --redirect-uris URI,URI --scopes "orders.read products.read" [--public] [--shop SHOP_ID]
-                                      an OAuth app (client): prints its client id and, unless --public, its secret
-                                      mcs_… once; --shop: only that shop may install it
-  app list                            every OAuth app
-  app revoke --id CLIENT_ID           the app stops working, and every token of it in every shop
-  app grants --shop SHOP_ID           the shop's OAuth grants (installed apps)
-  app uninstall --shop SHOP_ID --id CLIENT_ID
-                                      revokes the app's grants in the shop (its tokens stop working at once)
-  owner create --shop SHOP_ID --email EMAIL --password-stdin
-                                      a shop owner account (signs in on the OAuth consent page); the password
-                                      (12-256 characters) is read from stdin, or from OWNER_PASSWORD; --password
-                                      PASSWORD works too but shows it to every user of the machine (ps): avoid it
-  clock advance --shop SHOP_ID --seconds N
-                                      moves the shop's test clock forward (test mode; what falls due runs in the worker)
-  demo
-
-  Every command taking --shop takes --mode live|test (default live): test acts in the shop's test mode, whose data
-  never meets live data (made on first use). key create --mode test makes a test key mdk_test_….
-`;
-
+/** The command line is wrong (not what it asks for is): exit code 2, with the command's usage or a hint to `help`. */
 class UsageError extends Error {}
+
+function unknownCommand(command: string): UsageError {
+  return new UsageError(command ? `Unknown command "${command}".` : 'No command given.');
+}
+
+/** The command's words: those before the first option (an option's value is never one of them). */
+function commandWords(argv: string[]): string {
+  const end = argv.findIndex((a) => a.startsWith('-'));
+  return argv.slice(0, end < 0 ? undefined : end).join(' ');
+}
+
+/**
+ * `help`, `help <command>`, `--help`/`-h` anywhere (after a command: that command's): the usage asked for, or
+ * undefined when the command line asks for something else. Read before the options are parsed or the configuration
+ * loaded, so help answers whatever else is wrong.
+ */
+function helpAsked(argv: string[]): string | undefined {
+  const words = argv.filter((a) => a !== '--json');
+  let command: string;
+  if (words[0] === 'help') command = commandWords(words.slice(1));
+  else if (words.includes('--help') || words.includes('-h')) command = commandWords(words);
+  else return undefined;
+  if (command === '') return fullUsage();
+  const usage = commandUsage(command);
+  if (usage === undefined) throw unknownCommand(command);
+  return usage;
+}
+
+/** Node's parseArgs refusals as usage errors, in the CLI's words (node's own suggest a `--` the CLI has no use for). */
+function parseArgsError(err: Error & { code: string }): UsageError {
+  const option = /'(-[^' ]*)/.exec(err.message)?.[1];
+  if (err.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && option) return new UsageError(`Unknown option ${option}`);
+  return new UsageError(err.message);
+}
 
 export interface CliIo {
   /** What the --*-stdin options read. A function is called only when one of them asks: an operator's terminal
@@ -169,12 +124,23 @@ function table(headers: string[], rows: string[][]): string {
   return [line(headers), ...rows.map(line)].join('\n');
 }
 
+/** parseArgs, its refusals turned into usage errors. */
+function parseOptions<T extends ParseArgsConfig>(config: T): ReturnType<typeof parseArgs<T>> {
+  try {
+    return parseArgs(config);
+  } catch (err) {
+    if ((err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS'))
+      throw parseArgsError(err as Error & { code: string });
+    throw err;
+  }
+}
+
 async function run(
   argv: string[],
   ctx: Context,
   database: () => Promise<{ handle: DatabaseHandle; release: () => Promise<void> }>,
 ): Promise<Output> {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = parseOptions({
     args: argv,
     allowPositionals: true,
     options: {
@@ -241,48 +207,7 @@ async function run(
     },
   });
   const command = positionals.join(' ');
-  const known = [
-    'shop create',
-    'shop suspend',
-    'shop activate',
-    'key create',
-    'key revoke',
-    'key list',
-    'seed',
-    'emails list',
-    'webhook create',
-    'gateway set',
-    'gateway list',
-    'tax set',
-    'coupon create',
-    'blacklist add',
-    'dynamic-secret',
-    'order create',
-    'order complete',
-    'affiliate apply',
-    'dispute open',
-    'dispute close',
-    'review create',
-    'ticket create',
-    'reseller tier create',
-    'report create',
-    'reseller accept',
-    'reseller apply',
-    'reseller approve',
-    'reseller reject',
-    'email-marketing set',
-    'bot create',
-    'bot user add',
-    'app create',
-    'app list',
-    'app revoke',
-    'app grants',
-    'app uninstall',
-    'owner create',
-    'clock advance',
-    'demo',
-  ];
-  if (!known.includes(command)) throw new UsageError(command ? `Unknown command "${command}"` : 'No command given');
+  if (!commands.includes(command)) throw unknownCommand(command);
 
   // Read and check arguments before touching the database, so a typo never opens (or locks) it.
   let fixtures: unknown;
@@ -297,6 +222,9 @@ async function run(
   const scopes = command === 'key create' ? admin.parseScopes(required(values, 'scopes')) : [];
   // `clock advance` acts on the test clock: test mode whatever --mode says.
   const mode = command === 'clock advance' ? 'test' : admin.parseMode(values.mode);
+  // The listings cover both modes of the shop unless --mode names one.
+  const listsBothModes = command === 'key list' || command === 'emails list';
+  const listMode = values.mode === undefined ? undefined : mode;
   const seconds = command === 'clock advance' ? admin.parseSeconds(required(values, 'seconds')) : 0;
   const ownerPassword = command === 'owner create' ? readOwnerPassword(values, ctx) : '';
   const botToken = command === 'bot create' ? readBotToken(values, ctx) : undefined;
@@ -311,8 +239,9 @@ async function run(
   const op: Operator = { db, config: ctx.config, clock: systemClock };
   try {
     await migrateToLatest(db);
-    // --shop names the live shop; with --mode test every command acts in its test twin (made on first use).
-    if (typeof values.shop === 'string' && values.shop !== '')
+    // --shop names the live shop; with --mode test every command acts in its test twin (made on first use). The
+    // listings resolve their shops themselves (admin.shopsToList): both modes, and never a twin made by a read.
+    if (typeof values.shop === 'string' && values.shop !== '' && !listsBothModes)
       values.shop = (await admin.shopForMode(db, values.shop, mode)).id;
     switch (command) {
       case 'shop create': {
@@ -359,13 +288,26 @@ async function run(
         return { json: r, text: `Revoked key ${r.id}` };
       }
       case 'key list': {
-        const keys = await admin.listApiKeys(db, required(values, 'shop'));
+        const keys = await admin.listApiKeys(db, required(values, 'shop'), { mode: listMode, now: op.clock.now() });
         return {
           json: keys,
-          text:
-            keys
-              .map((k) => `${k.id}  ${k.prefix}…  ${k.scopes.join(' ')}  ${k.revoked_at ? 'revoked' : 'live'}`)
-              .join('\n') || '(no keys)',
+          text: keys.length
+            ? table(
+                ['id', 'mode', 'state', 'kind', 'name', 'prefix', 'created_at', 'last_used_at', 'revoked_at', 'scopes'],
+                keys.map((k) => [
+                  k.id,
+                  k.mode,
+                  k.state,
+                  k.kind,
+                  k.name ?? '-',
+                  `${k.prefix}…`,
+                  k.created_at,
+                  k.last_used_at ?? '-',
+                  k.revoked_at ?? '-',
+                  k.scopes.join(' '),
+                ]),
+              )
+            : '(no keys)',
         };
       }
       case 'seed': {
@@ -376,26 +318,13 @@ async function run(
         };
       }
       case 'emails list': {
-        const rows = values.shop ? await emailsOfShop(db, values.shop) : await allEmails(db);
-        // What was sent to whom, never the bodies: a delivery mail carries the goods (serials, keys) themselves.
-        const emails = rows.map((r) => ({
-          id: r.id,
-          shop_id: r.shop_id,
-          to: r.to_address,
-          template: r.template,
-          subject: r.subject,
-          status: r.status,
-          attempts: r.attempts,
-          last_error: r.last_error,
-          created_at: r.created_at.toISOString(),
-          sent_at: r.sent_at?.toISOString() ?? null,
-        }));
+        const emails = await admin.listEmails(db, { shopId: values.shop, mode: listMode });
         return {
           json: emails,
           text: emails.length
             ? table(
-                ['id', 'shop', 'to', 'template', 'subject', 'status', 'created_at'],
-                emails.map((e) => [e.id, e.shop_id, e.to, e.template, e.subject, e.status, e.created_at]),
+                ['id', 'shop', 'mode', 'to', 'template', 'subject', 'status', 'created_at'],
+                emails.map((e) => [e.id, e.shop_id, e.mode, e.to, e.template, e.subject, e.status, e.created_at]),
               )
             : '(no emails)',
         };
@@ -669,10 +598,12 @@ async function run(
         const apps = await oauthAdmin.listApps(db);
         return {
           json: apps,
-          text: table(
-            ['CLIENT_ID', 'NAME', 'TYPE', 'SCOPES', 'REVOKED'],
-            apps.map((a) => [a.client_id, a.name, a.type, a.scopes.join(' '), a.revoked_at ?? '-']),
-          ),
+          text: apps.length
+            ? table(
+                ['client_id', 'name', 'type', 'revoked_at', 'scopes'],
+                apps.map((a) => [a.client_id, a.name, a.type, a.revoked_at ?? '-', a.scopes.join(' ')]),
+              )
+            : '(no apps)',
         };
       }
       case 'app revoke': {
@@ -683,10 +614,12 @@ async function run(
         const grants = await oauthAdmin.listGrants(db, required(values, 'shop'));
         return {
           json: grants,
-          text: table(
-            ['GRANT_ID', 'CLIENT_ID', 'SCOPES', 'CREATED', 'REVOKED'],
-            grants.map((g) => [g.id, g.client_id, g.scopes.join(' '), g.created_at, g.revoked_at ?? '-']),
-          ),
+          text: grants.length
+            ? table(
+                ['id', 'client_id', 'created_at', 'revoked_at', 'scopes'],
+                grants.map((g) => [g.id, g.client_id, g.created_at, g.revoked_at ?? '-', g.scopes.join(' ')]),
+              )
+            : '(no grants)',
         };
       }
       case 'app uninstall': {
@@ -722,6 +655,11 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   const env = io.env ?? process.env;
   const stdin = io.stdin;
   try {
+    const help = helpAsked(argv);
+    if (help !== undefined) {
+      io.stdout(json ? `${JSON.stringify({ usage: help })}\n` : help);
+      return 0;
+    }
     const config = loadConfig(env);
     const ctx: Context = {
       env,
@@ -744,11 +682,21 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       err instanceof FixtureError ||
       err instanceof DatabaseBusyError ||
       err instanceof ConfigError ||
-      err instanceof ApiError ||
-      (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
+      err instanceof ApiError;
     const message = known ? (err as Error).message : `Unexpected failure: ${(err as Error).message}`;
     if (json) io.stdout(`${JSON.stringify({ error: { message } })}\n`);
-    else io.stderr(`${message}${err instanceof UsageError ? `\n\n${usage}` : ''}\n`);
+    else io.stderr(`${message}\n${err instanceof UsageError ? usageAfterError(argv) : ''}`);
     return err instanceof UsageError ? 2 : 1;
   }
+}
+
+/**
+ * What follows a usage error's message: the usage of the command typed, when it is one (short enough to read at
+ * once); every command's when none was typed; else a hint to `help` (a typo needs no 90-line list to scroll past).
+ */
+function usageAfterError(argv: string[]): string {
+  const command = commandWords(argv);
+  if (command === '') return `\n${fullUsage()}`;
+  const usage = commandUsage(command);
+  return usage === undefined ? `${helpHint()}\n` : `\n${usage}`;
 }

@@ -140,16 +140,19 @@ describe('API keys', () => {
     expect(await db().selectFrom('credentials').select('id').execute()).toEqual(before);
   });
 
-  test('listApiKeys: every key of the shop, oldest first, never the key itself', async () => {
+  test('listApiKeys: every key of the shop, oldest first, with its mode and state, never the key itself', async () => {
     const shop = await admin.createShop(db(), { name: 'L' });
     const first = await admin.createApiKey(db(), { shopId: shop.id, scopes: ['orders.read'], name: 'one' });
     const second = await admin.createApiKey(db(), { shopId: shop.id, scopes: ['*'] });
     await sql`update credentials set last_used_at = '2026-03-01T10:00:00.000Z' where id = ${second.id}`.execute(db());
     const revoked = await admin.revokeApiKey(db(), first.id);
-    const listed = await admin.listApiKeys(db(), shop.id);
+    const listed = await admin.listApiKeys(db(), shop.id, { now: new Date() });
     expect(listed.map((k) => k.id)).toEqual([first.id, second.id]);
     expect(listed[0]).toEqual({
       id: first.id,
+      shop_id: shop.id,
+      mode: 'live',
+      state: 'revoked',
       name: 'one',
       kind: 'api_key',
       prefix: first.key.slice(0, 8),
@@ -159,6 +162,8 @@ describe('API keys', () => {
       revoked_at: revoked.revoked_at,
     });
     expect(listed[1]).toMatchObject({
+      mode: 'live',
+      state: 'active',
       name: null,
       scopes: ['*'],
       last_used_at: '2026-03-01T10:00:00.000Z',
@@ -166,8 +171,8 @@ describe('API keys', () => {
     });
     expect(JSON.stringify(listed)).not.toContain(first.key);
     const other = await admin.createShop(db(), { name: 'Other' });
-    expect(await admin.listApiKeys(db(), other.id)).toEqual([]);
-    await expect(admin.listApiKeys(db(), 'shop_nope')).rejects.toThrow(
+    expect(await admin.listApiKeys(db(), other.id, { now: new Date() })).toEqual([]);
+    await expect(admin.listApiKeys(db(), 'shop_nope', { now: new Date() })).rejects.toThrow(
       new admin.AdminError('No shop with id shop_nope'),
     );
   });
@@ -179,7 +184,9 @@ describe('API keys', () => {
     expect(revoked.id).toBe(id);
     expect(Date.now() - Date.parse(revoked.revoked_at!)).toBeLessThan(60_000);
     expect(await liveCredentialWithShopByHash(db(), hashCredential(key), new Date())).toBeUndefined();
-    await expect(admin.revokeApiKey(db(), id)).rejects.toThrow(new admin.AdminError(`No live key with id ${id}`));
+    await expect(admin.revokeApiKey(db(), id)).rejects.toThrow(
+      new admin.AdminError(`No active key with id ${id} (unknown, or already revoked)`),
+    );
     await expect(admin.revokeApiKey(db(), 'key_nope')).rejects.toThrow(admin.AdminError);
   });
 });
@@ -236,7 +243,7 @@ describe('createDemo', () => {
       credential: { id: demo.live_key_id, scopes: ['*'] },
       shop: { id: demo.shop_id, livemode: true },
     });
-    const keys = await admin.listApiKeys(db(), demo.shop_id);
+    const keys = await admin.listApiKeys(db(), demo.shop_id, { mode: 'live', now: new Date() });
     expect(keys.map((k) => k.name)).toEqual(['demo']);
     // The live demo shop offers no SANDBOX and holds no order: the sample order is in test mode.
     const gateways = await admin.listGateways(db(), demo.shop_id);

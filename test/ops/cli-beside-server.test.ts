@@ -137,8 +137,8 @@ test(
     expect([emails.code, Array.isArray(emails.json)]).toEqual([0, true]);
 
     const app = await cli(['app', 'create', '--name', 'Beside', '--redirect-uris', 'https://a.example/cb']);
-    expect(app.code).toBe(2); // --scopes missing: a usage error, with the usage, as a standalone run
-    expect(app.stderr).toMatch(/^--scopes is required\n\nUsage: npm run -s cli -- <command>/);
+    expect(app.code).toBe(2); // --scopes missing: a usage error, with the command's usage, as a standalone run
+    expect(app.stderr).toMatch(/^--scopes is required\n\nUsage: npm run -s cli -- app create --name NAME /);
     const created = await cli([
       'app',
       'create',

@@ -120,6 +120,159 @@ test('usage errors are clear and touch nothing', async () => {
   expect(noShop.json.error.message).toMatch(/No shop/);
 });
 
+test('help: --help, -h and help print the usage on stdout (exit 0); help <command> and <command> --help print its', async () => {
+  const human = cli.with({ json: false });
+  for (const argv of [['--help'], ['-h'], ['help']]) {
+    const res = await human(...argv);
+    expect([argv, res.code, res.stderr]).toEqual([argv, 0, '']);
+    expect(res.stdout).toMatch(/^Usage: npm run -s cli -- <command> \[options\] \[--json\]\n/);
+    for (const command of ['shop create', 'key list', 'emails list', 'app list', 'clock advance', 'demo'])
+      expect(res.stdout).toContain(`\n  ${command}`);
+  }
+  for (const argv of [
+    ['help', 'key', 'list'],
+    ['key', 'list', '--help'],
+    ['key', 'list', '-h'],
+    ['key', 'list', '--shop', 'shop_x', '--help'],
+  ]) {
+    const res = await human(...argv);
+    expect([argv, res.code, res.stderr]).toEqual([argv, 0, '']);
+    expect(res.stdout).toMatch(/^Usage: npm run -s cli -- key list --shop SHOP_ID \[--mode live\|test\] \[--json\]\n/);
+    expect(res.stdout).not.toContain('shop create');
+  }
+  // With --json, the usage is the one document; and help answers even when the configuration would not load.
+  const json = await cli.with({ env: { PORT: 'none' } })('help', 'demo');
+  expect([json.code, json.json.usage]).toEqual([
+    0,
+    expect.stringMatching(/^Usage: npm run -s cli -- demo \[--json\]\n/),
+  ]);
+});
+
+test('a command line it cannot run: exit 2; an unknown command says so in one line and points to help', async () => {
+  const human = cli.with({ json: false });
+  const hint = 'Run "npm run -s cli -- help" to list the commands, "npm run -s cli -- help <command>" for one.\n';
+  for (const argv of [['frobnicate'], ['help', 'frobnicate'], ['frobnicate', '--help']]) {
+    const res = await human(...argv);
+    expect([argv, res.code, res.stdout, res.stderr]).toEqual([argv, 2, '', `Unknown command "frobnicate".\n${hint}`]);
+  }
+  // Within a command: why, then that command's usage (not all of them).
+  const unknownOption = await human('key', 'list', '--shop', 'shop_x', '--bogus');
+  expect([unknownOption.code, unknownOption.stdout]).toEqual([2, '']);
+  expect(unknownOption.stderr).toMatch(/^Unknown option --bogus\n\nUsage: npm run -s cli -- key list --shop SHOP_ID /);
+  expect(unknownOption.stderr).not.toContain('shop create');
+  const missing = await human('key', 'list');
+  expect([missing.code, missing.stderr]).toEqual([
+    2,
+    expect.stringMatching(/^--shop is required\n\nUsage: npm run -s cli -- key list /),
+  ]);
+  const json = await cli('key', 'list', '--bogus');
+  expect([json.code, json.json]).toEqual([2, { error: { message: 'Unknown option --bogus' } }]);
+});
+
+test('key list: the keys of both modes, each with its mode, state and times; --mode lists one; a read makes no test twin', async () => {
+  const shop = (await cli('shop', 'create', '--name', 'Keys')).json.id as string;
+  const twins = () => database.db.selectFrom('shops').select('id').where('live_shop_id', '=', shop).execute();
+  const live = await cli('key', 'create', '--shop', shop, '--scopes', 'orders.read', '--name', 'ci-live');
+  expect((await cli('key', 'list', '--shop', shop, '--mode', 'test')).json).toEqual([]);
+  expect(await twins()).toEqual([]);
+  const testKey = await cli('key', 'create', '--shop', shop, '--mode', 'test', '--scopes', '*', '--name', 'ci-test');
+  await withApp(async (http) => {
+    expect((await http.get('/dev/v1/me').set(bearer(testKey.json.key))).status).toBe(200);
+  });
+  expect((await cli('key', 'revoke', '--id', live.json.id)).code).toBe(0);
+  // The use is recorded after the answer (src/auth/authenticate.ts): wait for it.
+  let list = await cli('key', 'list', '--shop', shop);
+  for (let i = 0; i < 50 && !list.json[1]?.last_used_at; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    list = await cli('key', 'list', '--shop', shop);
+  }
+  const iso = expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  expect(list.json).toEqual([
+    {
+      id: live.json.id,
+      shop_id: shop,
+      mode: 'live',
+      state: 'revoked',
+      name: 'ci-live',
+      kind: 'api_key',
+      prefix: live.json.key.slice(0, 8),
+      scopes: ['orders.read'],
+      created_at: iso,
+      last_used_at: null,
+      revoked_at: iso,
+    },
+    {
+      id: testKey.json.id,
+      shop_id: testKey.json.shop_id,
+      mode: 'test',
+      state: 'active',
+      name: 'ci-test',
+      kind: 'api_key',
+      prefix: testKey.json.key.slice(0, 13),
+      scopes: ['*'],
+      created_at: iso,
+      last_used_at: iso,
+      revoked_at: null,
+    },
+  ]);
+  expect((await cli('key', 'list', '--shop', shop, '--mode', 'test')).json).toEqual([list.json[1]]);
+  expect((await cli('key', 'list', '--shop', shop, '--mode', 'live')).json).toEqual([list.json[0]]);
+  // The table says the same, a column each.
+  const text = await cli.with({ json: false })('key', 'list', '--shop', shop);
+  const [header, ...rows] = text.stdout
+    .trimEnd()
+    .split('\n')
+    .map((l) => l.split(/\s+/));
+  expect(header).toEqual([
+    'id',
+    'mode',
+    'state',
+    'kind',
+    'name',
+    'prefix',
+    'created_at',
+    'last_used_at',
+    'revoked_at',
+    'scopes',
+  ]);
+  const [l, t] = list.json;
+  expect(rows).toEqual([
+    [l.id, 'live', 'revoked', 'api_key', 'ci-live', `${l.prefix}…`, l.created_at, '-', l.revoked_at, 'orders.read'],
+    [t.id, 'test', 'active', 'api_key', 'ci-test', `${t.prefix}…`, t.created_at, t.last_used_at, '-', '*'],
+  ]);
+});
+
+test('messages say what was wrong in the words of the command line; listings name their columns as --json does', async () => {
+  const shop = (await cli('shop', 'create', '--name', 'Words')).json.id as string;
+  const key = await cli('key', 'create', '--shop', shop, '--scopes', 'orders.read');
+  expect((await cli('key', 'revoke', '--id', key.json.id)).code).toBe(0);
+  // "live" is a mode: a revoked test key is not "no live key".
+  const again = await cli('key', 'revoke', '--id', key.json.id);
+  expect([again.code, again.json.error.message]).toEqual([
+    1,
+    `No active key with id ${key.json.id} (unknown, or already revoked)`,
+  ]);
+  const rate = await cli('tax', 'set', '--shop', shop, '--rate', 'abc');
+  expect([rate.code, rate.json.error.message]).toEqual([1, expect.stringMatching(/^--rate must be a percentage/)]);
+  expect((await cli('tax', 'set', '--shop', shop, '--rate', '7.5')).json).toEqual({
+    shop_id: shop,
+    rate: '7.5',
+    inclusive: false,
+  });
+  const human = cli.with({ json: false });
+  expect((await human('app', 'grants', '--shop', shop)).stdout).toBe('(no grants)\n');
+  const app = await cli('app', 'create', '--name', 'Words', '--redirect-uris', 'https://a.example/cb', '--scopes', '*');
+  const apps = (await human('app', 'list')).stdout.trimEnd().split('\n');
+  expect(apps[0]!.split(/\s+/)).toEqual(['client_id', 'name', 'type', 'revoked_at', 'scopes']);
+  expect(apps.find((l) => l.startsWith(app.json.client_id))!.split(/\s+/)).toEqual([
+    app.json.client_id,
+    'Words',
+    'confidential',
+    '-',
+    '*',
+  ]);
+});
+
 test('demo prints a live and a test full-access key that work and a pending test order; order create and complete walk a purchase', async () => {
   const demo = await cli('demo');
   expect(demo.code).toBe(0);
@@ -197,6 +350,26 @@ test('demo prints a live and a test full-access key that work and a pending test
   expect([again.code, again.json.error.message]).toEqual([1, expect.stringMatching(/COMPLETED/)]);
   const mail = await cli('emails', 'list', '--shop', shop, ...test);
   expect(mail.json.map((m: { template: string }) => m.template).sort()).toEqual(['delivery', 'receipt']);
+  // Without --mode the shop's mails of both modes, each saying its mode: the walk's test-mode mails show.
+  const both = await cli('emails', 'list', '--shop', shop);
+  expect(both.json).toEqual(mail.json);
+  expect(both.json.map((m: { mode: string; template: string }) => [m.mode, m.template]).sort()).toEqual([
+    ['test', 'delivery'],
+    ['test', 'receipt'],
+  ]);
+  expect((await cli('emails', 'list', '--shop', shop, '--mode', 'live')).json).toEqual([]);
+  const ids = mail.json.map((m: { id: string }) => m.id);
+  const everyTest = await cli('emails', 'list', '--mode', 'test');
+  expect(everyTest.json.filter((m: { id: string }) => ids.includes(m.id))).toEqual(mail.json);
+  expect(everyTest.json.every((m: { mode: string }) => m.mode === 'test')).toBe(true);
+  const everyLive = await cli('emails', 'list', '--mode', 'live');
+  expect(everyLive.json.filter((m: { id: string }) => ids.includes(m.id))).toEqual([]);
+  const table = await cli.with({ json: false })('emails', 'list', '--shop', shop);
+  const lines = table.stdout.trimEnd().split('\n');
+  expect(lines[0]).toMatch(/^id\s+shop\s+mode\s+to\s+template\s+subject\s+status\s+created_at$/);
+  expect(lines.slice(1).map((line) => line.split(/\s+/).slice(0, 4))).toEqual(
+    mail.json.map((m: { id: string; shop_id: string; to: string }) => [m.id, m.shop_id, 'test', m.to]),
+  );
 });
 
 test('webhook create prints the secret once; the endpoint is listed without it; seed takes webhooks too', async () => {
@@ -338,12 +511,15 @@ describe('the program (tsx src/ops/cli-main.ts)', () => {
   );
 
   test(
-    'a usage error: exit code 2, the reason and the usage on stderr, nothing on stdout',
+    'help: the usage on stdout, exit code 0; an unknown command: exit code 2, why and a hint on stderr, nothing on stdout',
     async () => {
+      const help = await program().with({ json: false })('--help');
+      expect([help.code, help.stderr]).toEqual([0, '']);
+      expect(help.stdout).toMatch(/^Usage: npm run -s cli -- <command>/);
       const res = await program().with({ json: false })('frobnicate');
       expect(res.code).toBe(2);
       expect(res.stdout).toBe('');
-      expect(res.stderr).toMatch(/^Unknown command "frobnicate"\n\nUsage: npm run -s cli -- <command>/);
+      expect(res.stderr).toMatch(/^Unknown command "frobnicate"\.\nRun "npm run -s cli -- help" to list the commands/);
     },
     minutes,
   );

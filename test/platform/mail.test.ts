@@ -405,6 +405,7 @@ describe('without SMTP_URL', () => {
       {
         id: ids[0],
         shop_id: shop,
+        mode: 'live',
         to: 'one@example.com',
         template: 'receipt',
         subject: `Your receipt from Mail Shop (order ${receipt.uniqid})`,
@@ -418,7 +419,7 @@ describe('without SMTP_URL', () => {
     // The table: a header line and one line per message; never a body.
     const text = await cli(env, 'emails', 'list', '--shop', shop);
     const lines = text.trimEnd().split('\n');
-    expect(lines[0]).toMatch(/^id\s+shop\s+to\s+template\s+subject\s+status\s+created_at$/);
+    expect(lines[0]).toMatch(/^id\s+shop\s+mode\s+to\s+template\s+subject\s+status\s+created_at$/);
     expect(lines).toHaveLength(2);
     expect(lines[1]).toContain(ids[0]!);
     expect(lines[1]).toMatch(
