@@ -104,7 +104,10 @@ export interface ClaimedDelivery {
 }
 
 export interface DeliveryLease {
+  /** Due by this time: the shop's clock (a test shop's may run ahead). */
   now: Date;
+  /** Real time, which leases are held on (`until` is real time too): transport, not the shop's business. */
+  realNow: Date;
   until: Date;
   token: string;
   /** At most this many deliveries. */
@@ -148,7 +151,7 @@ export async function claimDueDeliveries(db: Kysely<Database>, lease: DeliveryLe
       join webhook_endpoints e on e.shop_id = d.shop_id and e.id = d.endpoint_id
       left join busy b on b.endpoint_id = d.endpoint_id
       where d.next_attempt_at <= ${now} and d.pending_attempt_id is not null
-        and (d.lease_until is null or d.lease_until <= ${now}) and e.enabled ${ofShop}
+        and (d.lease_until is null or d.lease_until <= ${lease.realNow}) and e.enabled ${ofShop}
         and coalesce(b.n, 0) < ${cap}
       order by coalesce(b.n, 0) >= ${lease.perEndpoint}, d.next_attempt_at, d.id
       limit ${lease.limit}

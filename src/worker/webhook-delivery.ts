@@ -250,7 +250,9 @@ export function webhookDeliveryJob(db: Kysely<Database>, options: WebhookDeliver
         secrets.push(previous);
       }
       const body = eventBody(claim.event_type, claim.data, claim.livemode);
-      const timestamp = Math.floor(sentAt.getTime() / 1000);
+      // The signature's time is the transport's: real time (the job's clock), never a test shop's clock, which may run
+      // days ahead; receivers refuse a timestamp minutes away from theirs. The body keeps the shop's times.
+      const timestamp = Math.floor(options.clock.now().getTime() / 1000);
       outcome = await sendOutbound(
         {
           url: claim.url,
@@ -418,10 +420,13 @@ export function webhookDeliveryJob(db: Kysely<Database>, options: WebhookDeliver
     freedSinceClaim = 0;
     const clock = scope?.clock ?? options.clock;
     const now = clock.now();
+    // Due by the shop's clock; held on real time, so advancing a test clock never ends a lease early.
+    const realNow = options.clock.now();
     const token = randomUUID();
     const claimed = await claimDueDeliveries(db, {
       now,
-      until: new Date(now.getTime() + leaseMs),
+      realNow,
+      until: new Date(realNow.getTime() + leaseMs),
       token,
       limit: free,
       shopId: scope?.shopId,
