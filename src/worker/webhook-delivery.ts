@@ -240,7 +240,7 @@ export function webhookDeliveryJob(db: Kysely<Database>, options: WebhookDeliver
     const span = jobSpan('webhook.deliver', claim.traceparent, {
       'webhook.event_type': claim.event_type,
       'webhook.delivery_id': claim.id,
-      'webhook.attempt': claim.attempts + 1,
+      'webhook.attempt': claim.attempts, // counted when claimed
     });
     let outcome: OutboundOutcome;
     try {
@@ -295,7 +295,8 @@ export function webhookDeliveryJob(db: Kysely<Database>, options: WebhookDeliver
         try {
           await record(batch);
         } catch (err) {
-          // Not recorded: the leases run out and the deliveries are attempted again. Nothing is lost.
+          // Not recorded: the leases run out and the deliveries are attempted again (nothing is lost), each claim
+          // counting an attempt, so one whose outcome can never be recorded is given up, not sent forever.
           for (const f of batch) {
             options.logger.warn('webhook attempt could not be recorded', {
               delivery_id: f.slot.claim.id,
@@ -366,7 +367,7 @@ export function webhookDeliveryJob(db: Kysely<Database>, options: WebhookDeliver
           continue;
         }
         const now = slot.clock.now();
-        const attemptsMade = delivery.attempts + 1;
+        const attemptsMade = delivery.attempts; // this one included: the claim counted it
         const delay = delivery.manual ? undefined : retryDelayMs(attemptsMade, random);
         const nextAt = delay === undefined ? null : new Date(now.getTime() + delay);
         const failure = attemptError(outcome);
@@ -427,6 +428,7 @@ export function webhookDeliveryJob(db: Kysely<Database>, options: WebhookDeliver
       now,
       realNow,
       until: new Date(realNow.getTime() + leaseMs),
+      maxAttempts: MAX_ATTEMPTS,
       token,
       limit: free,
       shopId: scope?.shopId,
