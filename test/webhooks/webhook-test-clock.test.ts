@@ -10,9 +10,10 @@ import { Webhook } from 'standardwebhooks';
 import { sql } from 'kysely';
 import { verifyWebhook } from '../../sdk/src';
 import { maxClockOffsetSeconds } from '../../src/domain/test-mode';
-import { ManualClock } from '../../src/platform/clock';
+import { clockAhead, ManualClock } from '../../src/platform/clock';
+import { loadSecretBox } from '../../src/platform/secret-box';
 import { createWorker } from '../../src/worker';
-import { MAX_ATTEMPTS } from '../../src/worker/webhook-delivery';
+import { MAX_ATTEMPTS, webhookDeliveryJob } from '../../src/worker/webhook-delivery';
 import type { Worker } from '../../src/worker/worker';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
 
@@ -88,6 +89,7 @@ async function createOrder(key: string, productId: string): Promise<{ id: string
 const advance = (key: string, seconds: number) =>
   t.http.post('/dev/v1/me/test-clock/advance').set(bearer(key)).send({ seconds });
 
+const shopRow = (id: string) => t.db.selectFrom('shops').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 const deliveriesOf = (shop: string) =>
   t.db
     .selectFrom('webhook_deliveries')
@@ -215,5 +217,49 @@ test('an outcome that cannot be recorded: sent at most MAX_ATTEMPTS times, then 
     await sql`drop trigger refuse_recording on webhook_attempts`.execute(t.db);
     await sql`drop function refuse_recording()`.execute(t.db);
     await receiver3.stop();
+  }
+});
+
+test('a clock advanced while an attempt is in flight does not end its lease: no second worker sends it again', async () => {
+  clock.set(Date.now());
+  // The first request hangs until released; any later one is answered at once.
+  const hits: string[] = [];
+  let release: (() => void) | undefined;
+  const server = createServer((req, res) => {
+    req.resume();
+    hits.push(String(req.headers['webhook-id']));
+    if (hits.length === 1) release = () => res.writeHead(200).end('ok');
+    else res.writeHead(200).end('ok');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { shop, key, product } = await testShopWithEndpoint(
+    `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
+  );
+  try {
+    expect((await advance(key, DAY)).status).toBe(200);
+    await createOrder(key, product);
+    const secrets = await loadSecretBox(t.db, undefined);
+    const job = () =>
+      webhookDeliveryJob(t.db, { clock, logger: t.logger, secrets, allowPrivateTargets: true, timeoutMs: 30_000 });
+    const shopScope = async () => ({
+      shopId: shop,
+      clock: clockAhead(clock, Number((await shopRow(shop)).clock_offset_ms)),
+    });
+
+    const first = job();
+    const inFlight = first.runOnce(await shopScope());
+    while (!release) await new Promise((r) => setTimeout(r, 20));
+    // A day later on the shop's clock, a second worker's pass over the shop: the lease, held on real time, still holds.
+    expect((await advance(key, DAY)).status).toBe(200);
+    expect(await job().runOnce(await shopScope())).toBe(0);
+    expect(hits).toHaveLength(1);
+
+    release();
+    expect(await inFlight).toBe(1);
+    expect(hits).toHaveLength(1);
+    expect(await deliveriesOf(shop)).toEqual([expect.objectContaining({ status: 'SUCCEEDED', attempts: 1 })]);
+  } finally {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 });
