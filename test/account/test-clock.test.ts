@@ -8,6 +8,8 @@
 // - a live key: 404 TEST_CLOCK_NOT_FOUND for both operations, the live clock stays at 0;
 // - refused bodies (422) and a key without `*` (403) move nothing;
 // - the CLI's `clock advance` moves the test twin of the named shop, and the worker voids what fell due.
+// - the bound: at most ten years ahead of real time in all, beyond it 400 TEST_CLOCK_LIMIT (the CLI the same rule),
+//   nothing moved and nothing written.
 import { sql } from 'kysely';
 import { ManualClock } from '../../src/platform/clock';
 import { createWorker } from '../../src/worker';

@@ -3,7 +3,8 @@
 // event's own times follow the shop's clock; with the clock as far as it goes (its bound, ten years ahead; before it,
 // 800 advances took it past year 9999, where no outcome could be recorded and deliveries were re-sent forever) every
 // event is delivered and recorded exactly once; and a delivery whose outcome cannot be recorded (PostgreSQL refuses
-// the write: a trigger) is sent at most MAX_ATTEMPTS times, then given up, never again.
+// the write: a trigger) is sent at most MAX_ATTEMPTS times, then given up, never again; and a lease is held on real
+// time, so a clock advanced while an attempt is in flight does not let a second worker send it again.
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
