@@ -279,6 +279,11 @@ export const errorCatalog = {
     message: 'The buyer is blacklisted by the shop.',
     doc: "An entry of the shop's blacklist (`GET /blacklist`) matches the buyer's email, email domain, country or IP address; no order is created.",
   },
+  TEST_CLOCK_LIMIT: {
+    status: 400,
+    message: 'The test clock cannot move that far.',
+    doc: 'A test clock runs at most ten years (316,224,000 seconds) ahead of real time in all; an advance that would take it further is refused and moves nothing. The message says how far it may still move.',
+  },
   ORDER_NOT_PENDING: {
     status: 400,
     message: 'The order is not pending.',

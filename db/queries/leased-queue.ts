@@ -8,9 +8,14 @@ import { inShop, inShopForWrite } from './shop-scope';
 
 export type LeasedTable = 'dynamic_deliveries' | 'bot_notifications' | 'email_marketing_syncs';
 
-/** One claim: due at `now`, held until `until` by `token`, at most `limit` rows (of `shopId` only, when given). */
+/**
+ * One claim: due at `now` (the shop's clock), held until `until` by `token`, at most `limit` rows (of `shopId` only,
+ * when given). Leases are transport, not business: `realNow` and `until` are real time even when a test shop's clock
+ * runs ahead, so advancing it never ends a lease early.
+ */
 export interface Lease {
   now: Date;
+  realNow: Date;
   until: Date;
   token: string;
   limit: number;
@@ -28,7 +33,7 @@ export function claimedCte(table: LeasedTable, lease: Lease, columns: readonly s
     with due as (
       select id from ${sql.table(table)}
       where status in ('PENDING', 'RETRYING') and next_attempt_at <= ${lease.now}
-        and (lease_until is null or lease_until <= ${lease.now})
+        and (lease_until is null or lease_until <= ${lease.realNow})
         ${lease.shopId === undefined ? sql`` : sql`and shop_id = ${lease.shopId}`}
       order by next_attempt_at, id
       limit ${lease.limit}

@@ -77,13 +77,22 @@ export async function existingTestTwinOf(db: Kysely<Database>, liveShopId: strin
   return db.selectFrom('shops').selectAll().where('live_shop_id', '=', liveShopId).executeTakeFirst();
 }
 
-/** Moves a test shop's clock forward by `ms` (never a live shop's: the query and a check refuse it). */
-export async function advanceShopClock(db: Kysely<Database>, shopId: string, ms: number): Promise<Shop | undefined> {
+/**
+ * Moves a test shop's clock forward by `ms` (never a live shop's: the query and a check refuse it), unless that takes
+ * its offset past `maxOffsetMs`: undefined then, and nothing moved.
+ */
+export async function advanceShopClock(
+  db: Kysely<Database>,
+  shopId: string,
+  ms: number,
+  maxOffsetMs: number,
+): Promise<Shop | undefined> {
   return db
     .updateTable('shops')
     .set({ clock_offset_ms: sql`clock_offset_ms + ${ms}` })
     .where('id', '=', shopId)
     .where('livemode', '=', false)
+    .where(sql<boolean>`clock_offset_ms + ${ms} <= ${maxOffsetMs}`)
     .returningAll()
     .executeTakeFirst();
 }

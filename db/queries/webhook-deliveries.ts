@@ -104,9 +104,17 @@ export interface ClaimedDelivery {
 }
 
 export interface DeliveryLease {
+  /** Due by this time: the shop's clock (a test shop's may run ahead). */
   now: Date;
+  /** Real time, which leases are held on (`until` is real time too): transport, not the shop's business. */
+  realNow: Date;
   until: Date;
   token: string;
+  /**
+   * Attempts an automatic delivery may make in all; a delivery whose last claim's outcome was never recorded (its
+   * lease ran out) is given up (FAILED) once it has made this many, a manual retry after its one attempt.
+   */
+  maxAttempts: number;
   /** At most this many deliveries. */
   limit: number;
   /** Only this shop's (a shop whose clock runs ahead), else every shop's. */
@@ -126,6 +134,10 @@ export interface DeliveryLease {
  * rows another worker holds are skipped (SKIP LOCKED while claiming, the lease after), and a lease that ran out is
  * taken over, so a worker that died mid-attempt delays its deliveries, never loses them. Deliveries to disabled
  * endpoints wait.
+ * Each claim counts an attempt before it is made (`attempts`, returned with it): an attempt whose outcome could not
+ * be recorded still counts, so a delivery whose outcome can never be recorded is sent at most `maxAttempts` times
+ * (a manual retry once), then given up here (FAILED, its queued log entry too) instead of being sent again each
+ * time its lease runs out. At least once still holds: it was sent each of those times.
  * Shares: every endpoint may fill its own share (`perEndpoint`) whatever the others do, and the candidates of
  * endpoints below their share come first, so a slow endpoint's backlog, oldest in the queue, cannot fill the worker
  * while other endpoints' deliveries wait behind it. Shared slots left (`borrowable`) go to endpoints beyond their
@@ -143,12 +155,25 @@ export async function claimDueDeliveries(db: Kysely<Database>, lease: DeliveryLe
   const { rows } = await sql<ClaimedDelivery>`
     with busy as (
       select * from jsonb_to_recordset(${busy}::jsonb) as b(endpoint_id text, n int)
+    ), lost as (
+      select d.id, d.shop_id, d.pending_attempt_id from webhook_deliveries d
+      where d.next_attempt_at <= ${now} and d.pending_attempt_id is not null and d.lease_token is not null
+        and d.lease_until <= ${lease.realNow} and (d.manual or d.attempts >= ${lease.maxAttempts}) ${ofShop}
+      for update of d skip locked
+    ), given_up as (
+      update webhook_deliveries d set status = 'FAILED', next_attempt_at = null, pending_attempt_id = null,
+        manual = false, lease_until = null, lease_token = null, updated_at = ${now}
+      from lost where d.shop_id = lost.shop_id and d.id = lost.id
+    ), given_up_attempts as (
+      update webhook_attempts a set status = 'FAILED', next_retry_at = null
+      from lost where a.shop_id = lost.shop_id and a.id = lost.pending_attempt_id
     ), due as (
       select d.id, d.endpoint_id, d.next_attempt_at, coalesce(b.n, 0) as n from webhook_deliveries d
       join webhook_endpoints e on e.shop_id = d.shop_id and e.id = d.endpoint_id
       left join busy b on b.endpoint_id = d.endpoint_id
       where d.next_attempt_at <= ${now} and d.pending_attempt_id is not null
-        and (d.lease_until is null or d.lease_until <= ${now}) and e.enabled ${ofShop}
+        and (d.lease_until is null or d.lease_until <= ${lease.realNow}) and e.enabled ${ofShop}
+        and (d.lease_token is null or not (d.manual or d.attempts >= ${lease.maxAttempts}))
         and coalesce(b.n, 0) < ${cap}
       order by coalesce(b.n, 0) >= ${lease.perEndpoint}, d.next_attempt_at, d.id
       limit ${lease.limit}
@@ -164,7 +189,8 @@ export async function claimDueDeliveries(db: Kysely<Database>, lease: DeliveryLe
       order by nth, next_attempt_at, id
       limit greatest(0, ${lease.borrowable} - (select count(*) from own_share))
     ), claimed as (
-      update webhook_deliveries d set lease_until = ${lease.until}, lease_token = ${lease.token}
+      update webhook_deliveries d set lease_until = ${lease.until}, lease_token = ${lease.token},
+        attempts = d.attempts + 1
       from (select id from own_share union all select id from borrowed) picked where d.id = picked.id
       returning d.id, d.shop_id, d.endpoint_id, d.event_id, d.attempts, d.manual, d.pending_attempt_id
     )
@@ -196,7 +222,8 @@ export interface DeliveredOutcome extends LeasedDelivery {
 }
 
 /**
- * Settles delivered attempts, any number in one statement (the common case): each delivery becomes SUCCEEDED only
+ * Settles delivered attempts (counted when claimed), any number in one statement (the common case): each delivery
+ * becomes SUCCEEDED only
  * while its lease token and queued attempt are still the ones it was claimed with, and its log entry is written in
  * the same statement (a data-modifying CTE: both or neither). Returns the ids of the deliveries settled; one
  * missing had its lease taken over. Every part names the shop, as the shop scope would.
@@ -226,7 +253,7 @@ export async function settleDelivered(
         url text, response_status int, response_body text, duration_ms int, attempted_at timestamptz,
         recorded_at timestamptz)
     ), settled as (
-      update webhook_deliveries d set status = 'SUCCEEDED', attempts = d.attempts + 1, next_attempt_at = null,
+      update webhook_deliveries d set status = 'SUCCEEDED', next_attempt_at = null,
         pending_attempt_id = null, manual = false, lease_until = null, lease_token = null, updated_at = o.recorded_at
       from outcome o
       where d.shop_id = o.shop_id and d.id = o.id and d.lease_token = o.token and d.pending_attempt_id = o.attempt_id

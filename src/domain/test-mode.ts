@@ -62,17 +62,41 @@ export function testClockOf(auth: AuthContext, realNow: Date) {
   return testClockView(realNow, auth.shop.clockOffsetMs);
 }
 
-/** The longest one advance may move a test clock (ten years), so an offset never leaves the range of a date. */
-export const maxAdvanceSeconds = 10 * 366 * 24 * 3600;
+/**
+ * How far a test clock may run ahead of real time in all: ten years (with their leap days). So every time a test shop
+ * writes (its events, due dates, retries, a renewal years ahead) stays far inside the range of a PostgreSQL
+ * timestamp, and one advance may take the whole of it.
+ */
+export const maxClockOffsetSeconds = 10 * 366 * 24 * 3600;
+export const maxAdvanceSeconds = maxClockOffsetSeconds;
 
 /**
- * `POST /me/test-clock/advance`: moves the test shop's clock forward by `seconds`. What falls due in that time
- * (renewals, expiries, retries) is run by the worker on the shop's new time, each once. Advancing by 0 changes
- * nothing. The update adds to the stored offset, so two advances racing both count, in either order.
+ * Moves a test shop's clock forward by `seconds`, within the bound (maxClockOffsetSeconds in all): the one place the
+ * bound is enforced, for the API and the CLI. The check and the move are one statement, so two advances racing
+ * cannot take the clock past it together. Beyond it: 400 `TEST_CLOCK_LIMIT`, nothing moved. Undefined when the shop
+ * is not a test shop.
+ */
+export async function moveTestClock(db: Kysely<Database>, shopId: string, seconds: number): Promise<Shop | undefined> {
+  const moved = await advanceShopClock(db, shopId, seconds * 1000, maxClockOffsetSeconds * 1000);
+  if (moved) return moved;
+  const shop = await shopById(db, shopId);
+  if (!shop || shop.livemode) return undefined;
+  const left = maxClockOffsetSeconds - Math.floor(Number(shop.clock_offset_ms) / 1000);
+  throw new ApiError(
+    'TEST_CLOCK_LIMIT',
+    `A test clock runs at most ${maxClockOffsetSeconds} seconds (ten years) ahead of real time: this one may move ${Math.max(0, left)} more seconds.`,
+  );
+}
+
+/**
+ * `POST /me/test-clock/advance`: moves the test shop's clock forward by `seconds` (moveTestClock: at most ten years
+ * ahead of real time in all). What falls due in that time (renewals, expiries, retries) is run by the worker on the
+ * shop's new time, each once. Advancing by 0 changes nothing. The update adds to the stored offset, so two advances
+ * racing both count, in either order.
  */
 export async function advanceTestClock(trx: Transaction<Database>, auth: AuthContext, seconds: number, realNow: Date) {
   if (auth.shop.livemode) throw noClockInLiveMode();
-  const shop = await advanceShopClock(trx, auth.shop.id, seconds * 1000);
+  const shop = await moveTestClock(trx, auth.shop.id, seconds);
   if (!shop) throw noClockInLiveMode();
   return testClockView(realNow, Number(shop.clock_offset_ms));
 }

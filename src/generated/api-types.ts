@@ -549,7 +549,7 @@ export interface paths {
         put?: never;
         /**
          * Advance the test clock of a test-mode shop
-         * @description Test mode only. Moves the test shop's clock forward by `seconds` (0 to ten years; it never moves back). What falls due in that time happens as it would after that much real time, run by the background worker on the shop's new time, each once: a monthly subscription advanced 35 days renews once (its renewal invoice, its `order:created` event and the invoice mail to the buyer; paying the invoice sends `subscription:renewed`), an unpaid order past its expiry is voided, a license past `expires_at` answers `LICENSE_EXPIRED`, and delivery retries fall due. Advancing by 0 changes nothing. Needs full access (`*`): time moves every resource of the test shop. A live credential: 404 `TEST_CLOCK_NOT_FOUND`.
+         * @description Test mode only. Moves the test shop's clock forward by `seconds` (0 to ten years; it never moves back). A test clock runs at most ten years (316,224,000 seconds) ahead of real time in all: an advance that would take it further is refused with 400 `TEST_CLOCK_LIMIT` and moves nothing (the message says how far it may still move). Webhook deliveries are signed on real time (`webhook-timestamp`), whatever the clock; the event's own times follow the clock. What falls due in that time happens as it would after that much real time, run by the background worker on the shop's new time, each once: a monthly subscription advanced 35 days renews once (its renewal invoice, its `order:created` event and the invoice mail to the buyer; paying the invoice sends `subscription:renewed`), an unpaid order past its expiry is voided, a license past `expires_at` answers `LICENSE_EXPIRED`, and delivery retries fall due. Advancing by 0 changes nothing. Needs full access (`*`): time moves every resource of the test shop. A live credential: 404 `TEST_CLOCK_NOT_FOUND`.
          */
         post: operations["advanceTestClock"];
         delete?: never;
@@ -3087,7 +3087,7 @@ export interface components {
          * @description Machine-readable error code. Each is explained at `/docs/errors#<CODE>`.
          * @enum {string}
          */
-        ErrorCode: "UNAUTHORIZED" | "FORBIDDEN" | "VALIDATION_ERROR" | "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_IN_PROGRESS" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "REQUEST_HEADER_FIELDS_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL_ERROR" | "NOT_IMPLEMENTED" | "SERVICE_UNAVAILABLE" | "PRODUCT_NOT_FOUND" | "INVOICE_NOT_FOUND" | "PAYMENT_NOT_FOUND" | "CUSTOMER_NOT_FOUND" | "CATEGORY_NOT_FOUND" | "COUPON_NOT_FOUND" | "SUBSCRIPTION_NOT_FOUND" | "TICKET_NOT_FOUND" | "REVIEW_NOT_FOUND" | "ESCROW_NOT_FOUND" | "LICENSE_NOT_FOUND" | "RESELLER_NOT_FOUND" | "RESELLER_TIER_NOT_FOUND" | "VARIANT_NOT_FOUND" | "ORDER_ITEM_NOT_FOUND" | "PAYMENT_LINK_NOT_FOUND" | "VARIANT_FIELD_NOT_FOUND" | "QUANTITY_DEAL_NOT_FOUND" | "AFFILIATE_APPLICATION_NOT_FOUND" | "WEBHOOK_NOT_FOUND" | "WEBHOOK_LOG_NOT_FOUND" | "EVENT_NOT_FOUND" | "TEST_CLOCK_NOT_FOUND" | "THEME_NOT_FOUND" | "PREVIEW_SESSION_NOT_FOUND" | "THEME_NOT_PUBLISHED" | "DOMAIN_NOT_FOUND" | "MESSAGING_BOT_NOT_FOUND" | "REPORT_NOT_FOUND" | "DOWNLOAD_LINK_EXPIRED" | "SESSION_NOT_FOUND" | "CONFLICT" | "REVISION_CONFLICT" | "CONCURRENT_UPDATE" | "LICENSE_INVALID" | "LICENSE_EXPIRED" | "LICENSE_HWID_MISMATCH" | "COUPON_EXPIRED" | "COUPON_MAX_USES_REACHED" | "COUPON_NOT_APPLICABLE" | "ORDER_NOT_PENDING" | "BUYER_BLOCKED" | "ORDER_NOT_COMPLETED" | "ORDER_NOT_REFUNDABLE" | "REFUND_EXCEEDS_REMAINING" | "OUT_OF_STOCK" | "PRODUCT_NOT_SERIAL" | "PRODUCT_UNAVAILABLE" | "QUANTITY_OUT_OF_RANGE" | "GATEWAY_NOT_AVAILABLE" | "INSUFFICIENT_FUNDS" | "NOT_AN_AFFILIATE" | "SUBSCRIPTION_NOT_ACTIVE" | "AFFILIATE_APPLICATION_NOT_PENDING" | "FEATURE_NOT_AVAILABLE" | "OAUTH_INVALID_CLIENT" | "OAUTH_INVALID_REDIRECT_URI" | "OAUTH_INVALID_SCOPE" | "RESELLER_INVALID_STATUS" | "RESELLER_TIER_REQUIRED" | "RESELLER_PROGRAM_DISABLED" | "DEFAULT_TIER_REQUIRED";
+        ErrorCode: "UNAUTHORIZED" | "FORBIDDEN" | "VALIDATION_ERROR" | "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_IN_PROGRESS" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "REQUEST_HEADER_FIELDS_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL_ERROR" | "NOT_IMPLEMENTED" | "SERVICE_UNAVAILABLE" | "PRODUCT_NOT_FOUND" | "INVOICE_NOT_FOUND" | "PAYMENT_NOT_FOUND" | "CUSTOMER_NOT_FOUND" | "CATEGORY_NOT_FOUND" | "COUPON_NOT_FOUND" | "SUBSCRIPTION_NOT_FOUND" | "TICKET_NOT_FOUND" | "REVIEW_NOT_FOUND" | "ESCROW_NOT_FOUND" | "LICENSE_NOT_FOUND" | "RESELLER_NOT_FOUND" | "RESELLER_TIER_NOT_FOUND" | "VARIANT_NOT_FOUND" | "ORDER_ITEM_NOT_FOUND" | "PAYMENT_LINK_NOT_FOUND" | "VARIANT_FIELD_NOT_FOUND" | "QUANTITY_DEAL_NOT_FOUND" | "AFFILIATE_APPLICATION_NOT_FOUND" | "WEBHOOK_NOT_FOUND" | "WEBHOOK_LOG_NOT_FOUND" | "EVENT_NOT_FOUND" | "TEST_CLOCK_NOT_FOUND" | "THEME_NOT_FOUND" | "PREVIEW_SESSION_NOT_FOUND" | "THEME_NOT_PUBLISHED" | "DOMAIN_NOT_FOUND" | "MESSAGING_BOT_NOT_FOUND" | "REPORT_NOT_FOUND" | "DOWNLOAD_LINK_EXPIRED" | "SESSION_NOT_FOUND" | "CONFLICT" | "REVISION_CONFLICT" | "CONCURRENT_UPDATE" | "LICENSE_INVALID" | "LICENSE_EXPIRED" | "LICENSE_HWID_MISMATCH" | "COUPON_EXPIRED" | "COUPON_MAX_USES_REACHED" | "COUPON_NOT_APPLICABLE" | "ORDER_NOT_PENDING" | "TEST_CLOCK_LIMIT" | "BUYER_BLOCKED" | "ORDER_NOT_COMPLETED" | "ORDER_NOT_REFUNDABLE" | "REFUND_EXCEEDS_REMAINING" | "OUT_OF_STOCK" | "PRODUCT_NOT_SERIAL" | "PRODUCT_UNAVAILABLE" | "QUANTITY_OUT_OF_RANGE" | "GATEWAY_NOT_AVAILABLE" | "INSUFFICIENT_FUNDS" | "NOT_AN_AFFILIATE" | "SUBSCRIPTION_NOT_ACTIVE" | "AFFILIATE_APPLICATION_NOT_PENDING" | "FEATURE_NOT_AVAILABLE" | "OAUTH_INVALID_CLIENT" | "OAUTH_INVALID_REDIRECT_URI" | "OAUTH_INVALID_SCOPE" | "RESELLER_INVALID_STATUS" | "RESELLER_TIER_REQUIRED" | "RESELLER_PROGRAM_DISABLED" | "DEFAULT_TIER_REQUIRED";
         ErrorDetail: {
             /** @description Path of the offending value, e.g. `items[0].quantity`, `query.limit`, `body`. */
             field: string;
@@ -4762,6 +4762,13 @@ export interface components {
              * @description The shop's time: real time plus `advanced_seconds`.
              */
             now: string;
+        };
+        /** @description The advance would take the test clock more than ten years ahead of real time. The error envelope (`Error`) with `code` one of `TEST_CLOCK_LIMIT`. */
+        TestClockLimitError: {
+            error: components["schemas"]["ErrorObject"] & {
+                /** @enum {string} */
+                code: "TEST_CLOCK_LIMIT";
+            };
         };
         /** @description Live mode has no test clock. The error envelope (`Error`) with `code` one of `TEST_CLOCK_NOT_FOUND`. */
         TestClockNotFoundError: {
@@ -7035,6 +7042,29 @@ export interface components {
                  *     }
                  */
                 "application/json": components["schemas"]["SubscriptionNotFoundError"];
+            };
+        };
+        /** @description The advance would take the test clock more than ten years ahead of real time (`TEST_CLOCK_LIMIT`). */
+        TestClockLimitWrite: {
+            headers: {
+                "Idempotency-Status": components["headers"]["Idempotency-Status"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "TEST_CLOCK_LIMIT",
+                 *         "message": "A test clock runs at most 316224000 seconds (ten years) ahead of real time: this one may move 86400 more seconds.",
+                 *         "doc_url": "https://api.example.com/docs/errors#TEST_CLOCK_LIMIT"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["TestClockLimitError"];
             };
         };
         /** @description Live mode has no test clock (`TEST_CLOCK_NOT_FOUND`). */
@@ -9668,6 +9698,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["TestClockLimitWrite"];
             401: components["responses"]["UnauthorizedWrite"];
             403: components["responses"]["ForbiddenWrite"];
             404: components["responses"]["TestClockNotFoundWrite"];

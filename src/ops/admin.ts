@@ -10,7 +10,7 @@ import { productById } from '../../db/queries/products';
 import * as credentials from '../../db/queries/credentials';
 import * as shops from '../../db/queries/shops';
 import { generateCredential, type CredentialMode } from '../auth/credentials';
-import { credentialModes, maxAdvanceSeconds, shopInMode, testClockView } from '../domain/test-mode';
+import { credentialModes, maxAdvanceSeconds, moveTestClock, shopInMode, testClockView } from '../domain/test-mode';
 import { fullAccessScope, knownScopes, scopePattern } from '../auth/scopes';
 import { plans, type Config, type Plan } from '../config';
 import { ValidationError } from '../errors';
@@ -90,9 +90,9 @@ export function parseSeconds(text: string): number {
   return Number(text);
 }
 
-/** `clock advance`: the test shop's clock moves forward, as `POST /me/test-clock/advance` moves it. */
+/** `clock advance`: the test shop's clock moves forward, as `POST /me/test-clock/advance` moves it (same bound). */
 export async function advanceClock(op: Operator, testShopId: string, seconds: number) {
-  const shop = await shops.advanceShopClock(op.db, testShopId, seconds * 1000);
+  const shop = await moveTestClock(op.db, testShopId, seconds);
   if (!shop) throw new AdminError(`No test shop with id ${testShopId}`);
   return testClockView(op.clock.now(), Number(shop.clock_offset_ms));
 }

@@ -50,6 +50,7 @@ export type NetworkErrorCode =
 export type RefusalCode = 'PRIVATE_TARGET_REFUSED' | 'INVALID_TARGET';
 
 export type OutboundOutcome =
+  /** `body`: the kept part of the answer, with any NUL as U+FFFD (see below). */
   | { kind: 'response'; status: number; body: string; durationMs: number }
   | { kind: 'refused'; code: RefusalCode; reason: string; durationMs: number }
   | { kind: 'error'; code: NetworkErrorCode; message: string; durationMs: number };
@@ -336,7 +337,11 @@ export async function sendOutbound(req: OutboundRequest, options: OutboundOption
         let kept = 0;
         const finish = (complete: boolean) => {
           // StringDecoder.write holds back a trailing partial character instead of turning it into U+FFFD.
-          const body = new StringDecoder('utf8').write(Buffer.concat(chunks).subarray(0, maxBodyBytes));
+          // NUL becomes U+FFFD: PostgreSQL text and jsonb cannot hold it, and an answer kept for the log must be
+          // recordable, else the attempt's outcome could never be written.
+          const body = new StringDecoder('utf8')
+            .write(Buffer.concat(chunks).subarray(0, maxBodyBytes))
+            .replaceAll('\u0000', '\uFFFD');
           settle({ kind: 'response', status, body, durationMs: durationMs() }, complete);
         };
         res.on('data', (chunk: Buffer) => {

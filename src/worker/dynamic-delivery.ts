@@ -142,7 +142,9 @@ export function dynamicDeliveryJob(db: Kysely<Database>, options: DynamicDeliver
   async function send(claim: ClaimedDynamicDelivery, clock: Clock): Promise<Verdict> {
     const sentAt = clock.now();
     const secret = await shopDynamicSecret(db, options.secrets, claim.shop_id, sentAt);
-    const timestamp = Math.floor(sentAt.getTime() / 1000);
+    // The signature's time is real time (the job's clock), never a test shop's clock: receivers refuse a timestamp
+    // minutes away from theirs.
+    const timestamp = Math.floor(options.clock.now().getTime() / 1000);
     const outcome = await sendOutbound(
       {
         url: claim.url,

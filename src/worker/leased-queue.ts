@@ -86,10 +86,12 @@ export function leasedQueueJob<C extends { id: string; shop_id: string }, V>(
     async runOnce(scope) {
       const clock = scope?.clock ?? options.clock;
       const now = clock.now();
+      const realNow = options.clock.now();
       const token = randomUUID();
       const lease: Lease = {
         now,
-        until: new Date(now.getTime() + leaseMs),
+        realNow,
+        until: new Date(realNow.getTime() + leaseMs),
         token,
         limit: options.batch ?? 20,
         shopId: scope?.shopId,

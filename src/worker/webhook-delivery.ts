@@ -240,7 +240,7 @@ export function webhookDeliveryJob(db: Kysely<Database>, options: WebhookDeliver
     const span = jobSpan('webhook.deliver', claim.traceparent, {
       'webhook.event_type': claim.event_type,
       'webhook.delivery_id': claim.id,
-      'webhook.attempt': claim.attempts + 1,
+      'webhook.attempt': claim.attempts, // counted when claimed
     });
     let outcome: OutboundOutcome;
     try {
@@ -250,7 +250,9 @@ export function webhookDeliveryJob(db: Kysely<Database>, options: WebhookDeliver
         secrets.push(previous);
       }
       const body = eventBody(claim.event_type, claim.data, claim.livemode);
-      const timestamp = Math.floor(sentAt.getTime() / 1000);
+      // The signature's time is the transport's: real time (the job's clock), never a test shop's clock, which may run
+      // days ahead; receivers refuse a timestamp minutes away from theirs. The body keeps the shop's times.
+      const timestamp = Math.floor(options.clock.now().getTime() / 1000);
       outcome = await sendOutbound(
         {
           url: claim.url,
@@ -293,7 +295,8 @@ export function webhookDeliveryJob(db: Kysely<Database>, options: WebhookDeliver
         try {
           await record(batch);
         } catch (err) {
-          // Not recorded: the leases run out and the deliveries are attempted again. Nothing is lost.
+          // Not recorded: the leases run out and the deliveries are attempted again (nothing is lost), each claim
+          // counting an attempt, so one whose outcome can never be recorded is given up, not sent forever.
           for (const f of batch) {
             options.logger.warn('webhook attempt could not be recorded', {
               delivery_id: f.slot.claim.id,
@@ -364,7 +367,7 @@ export function webhookDeliveryJob(db: Kysely<Database>, options: WebhookDeliver
           continue;
         }
         const now = slot.clock.now();
-        const attemptsMade = delivery.attempts + 1;
+        const attemptsMade = delivery.attempts; // this one included: the claim counted it
         const delay = delivery.manual ? undefined : retryDelayMs(attemptsMade, random);
         const nextAt = delay === undefined ? null : new Date(now.getTime() + delay);
         const failure = attemptError(outcome);
@@ -418,10 +421,14 @@ export function webhookDeliveryJob(db: Kysely<Database>, options: WebhookDeliver
     freedSinceClaim = 0;
     const clock = scope?.clock ?? options.clock;
     const now = clock.now();
+    // Due by the shop's clock; held on real time, so advancing a test clock never ends a lease early.
+    const realNow = options.clock.now();
     const token = randomUUID();
     const claimed = await claimDueDeliveries(db, {
       now,
-      until: new Date(now.getTime() + leaseMs),
+      realNow,
+      until: new Date(realNow.getTime() + leaseMs),
+      maxAttempts: MAX_ATTEMPTS,
       token,
       limit: free,
       shopId: scope?.shopId,

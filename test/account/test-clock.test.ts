@@ -8,6 +8,8 @@
 // - a live key: 404 TEST_CLOCK_NOT_FOUND for both operations, the live clock stays at 0;
 // - refused bodies (422) and a key without `*` (403) move nothing;
 // - the CLI's `clock advance` moves the test twin of the named shop, and the worker voids what fell due.
+// - the bound: at most ten years ahead of real time in all, beyond it 400 TEST_CLOCK_LIMIT (the CLI the same rule),
+//   nothing moved and nothing written.
 import { sql } from 'kysely';
 import { ManualClock } from '../../src/platform/clock';
 import { createWorker } from '../../src/worker';
@@ -286,4 +288,46 @@ test('the CLI moves the named shop test twin clock; the worker then voids what f
   expect(await worker.drain()).toBe(1);
   expect(await orderStatus(pending.id)).toBe('VOIDED');
   expect(await eventsOf(twin, 'order:voided', pending.id)).toHaveLength(1);
+});
+
+test('a clock runs at most ten years ahead: an advance beyond is 400 TEST_CLOCK_LIMIT and moves nothing, API and CLI', async () => {
+  const MAX = 10 * 366 * DAY;
+  const shop = await t.createShop({ mode: 'test', name: 'Bounded Clock' });
+  const key = (await t.createKey(shop, ['*'])).key;
+  const product = (await t.seed(shop, { products: [{ title: 'Widget', price: '5.00' }] })).products[0]!;
+  await createOrder(key, product);
+
+  // Two advances that each fit but not together: the second is refused whole.
+  expect((await advance({ seconds: MAX - 100 }, key)).status).toBe(200);
+  const events = async () =>
+    (await t.db.selectFrom('events').select('id').where('shop_id', '=', shop).execute()).map((e) => e.id).sort();
+  await worker.drain();
+  const before = { row: await shopRow(shop), events: await events() };
+  const refused = await advance({ seconds: 101 }, key);
+  expect(refused.status).toBe(400);
+  expect(refused.body.error.code).toBe('TEST_CLOCK_LIMIT');
+  expect(refused.body.error.message).toContain('may move 100 more seconds');
+  const cli = inProcessCli(t.database);
+  const cliRefused = await cli('clock', 'advance', '--shop', shop, '--seconds', '101');
+  expect(cliRefused.code).toBe(1);
+  expect((cliRefused.json as { error: { message: string } }).error.message).toContain(
+    'at most 316224000 seconds (ten years) ahead of real time: this one may move 100 more seconds',
+  );
+  expect({ row: await shopRow(shop), events: await events() }).toEqual(before);
+  expect(await worker.drain()).toBe(0);
+  const read = await t.http.get('/dev/v1/me/test-clock').set(bearer(key));
+  expect(read.body.data.advanced_seconds).toBe(MAX - 100);
+
+  // Up to the bound exactly is allowed (the CLI the same rule), and 0 still answers there.
+  const cliMoved = await cli('clock', 'advance', '--shop', shop, '--seconds', '100');
+  expect(cliMoved.code).toBe(0);
+  const atMax = await advance({ seconds: 0 }, key);
+  expect(atMax.status).toBe(200);
+  expect(atMax.body.data).toEqual({
+    livemode: false,
+    now: new Date(START.getTime() + MAX * 1000).toISOString(),
+    advanced_seconds: MAX,
+  });
+  expect((await advance({ seconds: 1 }, key)).body.error.code).toBe('TEST_CLOCK_LIMIT');
+  expect(await offsetOf(shop)).toBe(MAX * 1000);
 });

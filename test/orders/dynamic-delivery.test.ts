@@ -11,7 +11,7 @@ import type { DynamicDeliveryRow, OrderItemRow } from '../../db/tables';
 import { queueDynamicDelivery } from '../../src/domain/orders/dynamic-delivery';
 import { revealDynamicSecret } from '../../src/ops/admin';
 import { newId, newUniqid } from '../../src/ids';
-import { ManualClock } from '../../src/platform/clock';
+import { clockAhead, ManualClock } from '../../src/platform/clock';
 import { Effects, shopWrite } from '../../src/platform/unit-of-work';
 import { loadSecretBox } from '../../src/platform/secret-box';
 import { dynamicDeliveryJob, parseDynamicAnswer } from '../../src/worker/dynamic-delivery';
@@ -222,6 +222,24 @@ describe('the request', () => {
       .executeTakeFirstOrThrow();
     expect(Buffer.from(stored.secret).toString('latin1')).not.toContain(secret.slice(6));
     expect((await revealDynamicSecret(t.operator, shop)).secret).toBe(secret);
+  });
+
+  test("a test shop's clock advanced 35 days: signed on real time, so standardwebhooks still verifies it", async () => {
+    const testShop = await t.createShop({ mode: 'test', name: 'Dyn Test Shop' });
+    const testKey = (await t.createKey(testShop, ['*'])).key;
+    const moved = await t.http
+      .post('/dev/v1/me/test-clock/advance')
+      .set(bearer(testKey))
+      .send({ seconds: 35 * 86_400 });
+    expect(moved.status).toBe(200);
+    const { uniqid } = await completedOrder({ shopId: testShop });
+    // The worker's pass over the shop, on its clock (src/worker/worker.ts).
+    expect(await job.runOnce({ shopId: testShop, clock: clockAhead(clock, 35 * 86_400_000) })).toBe(1);
+    expect(merchant.requests).toHaveLength(1);
+    const request = merchant.requests[0]!;
+    expect(Math.abs(Number(request.headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(300);
+    const { secret } = await revealDynamicSecret(t.operator, testShop);
+    expect(verify(secret, request)).toMatchObject({ event: 'order:dynamic_delivery', data: { uniqid } });
   });
 
   test('each shop signs with its own secret', async () => {

@@ -353,7 +353,8 @@ describe('webhook workers in separate processes (PostgreSQL)', () => {
           workers,
         );
         const held = (await deliveries(shop)).find((d) => d.event_id === hungId)!;
-        expect(held).toMatchObject({ status: 'PENDING', attempts: 0 });
+        // The claim counted the attempt before making it, so an outcome never recorded still counts.
+        expect(held).toMatchObject({ status: 'PENDING', attempts: 1 });
         expect(held.lease_until).not.toBeNull();
         const leaseUntil = held.lease_until!.getTime();
 
@@ -408,6 +409,8 @@ describe('webhook workers in separate processes (PostgreSQL)', () => {
         const rows = await deliveries(shop);
         expect(rows).toHaveLength(30);
         expect(rows.filter((d) => d.status !== 'SUCCEEDED' || d.lease_token !== null || d.next_attempt_at)).toEqual([]);
+        // The killed attempt counted: the hung delivery made two, every other one.
+        expect(rows.filter((d) => d.attempts !== (d.event_id === hungId ? 2 : 1))).toEqual([]);
         // The killed attempt left no outcome (it never had one); the log has no attempt left PENDING.
         expect((await attemptRows(shop)).filter((a) => a.status !== 'SUCCEEDED')).toEqual([]);
         expect(second.stderr).not.toMatch(/error/i);

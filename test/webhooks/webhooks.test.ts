@@ -326,6 +326,18 @@ describe('delivery', () => {
     expect(logs.body.data.items.every((l: { status: string }) => l.status === 'SUCCEEDED')).toBe(true);
   });
 
+  test('a 2xx answer with a NUL in its body is recorded once (NUL kept as U+FFFD), not sent again', async () => {
+    await createEndpoint({ url: receiver.url, events: ['order:paid'] });
+    receiver.answer = (_r, res) => res.writeHead(200).end('ok\u0000done');
+    await emit('order:paid', { uniqid: 'nul', customer_email: 'a@b.c', total: 1, currency: 'USD' });
+    await drain(await job());
+    clock.advance(61_000); // past the lease: an outcome not recorded would be sent again now
+    await drain(await job());
+    expect(receiver.received).toHaveLength(1);
+    const logs = await t.http.get('/dev/v1/webhooks/logs?per_page=1').set(bearer(key));
+    expect(logs.body.data.items[0]).toMatchObject({ status: 'SUCCEEDED', response_body: 'ok\uFFFDdone' });
+  });
+
   test('the body is exactly { event, data, livemode }, amounts with every digit', async () => {
     await createEndpoint({ url: receiver.url, events: ['*'] });
     await t.db.transaction().execute((trx) =>
