@@ -4,7 +4,7 @@
 import Decimal from 'decimal.js';
 import escapeHtml from 'escape-html';
 import type { GatewayRow, OrderItemRow, OrderRow, PaymentAttemptRow, PaymentLinkRow } from '../../../db/tables';
-import type { LinkUnavailable } from '../../domain/orders/payment-link-orders';
+import type { LinkOffer, LinkUnavailable } from '../../domain/orders/payment-link-orders';
 import { amountDue } from '../../domain/orders/wallet-orders';
 import { decimalString } from '../../platform/money';
 import { renderPage, type PageBrand } from '../../views/page-layout';
@@ -255,11 +255,14 @@ export interface PaymentLinkPage {
   /** The shop's mode: a test shop's link page carries the TEST MODE banner. */
   livemode: boolean;
   link: PaymentLinkRow;
-  /** What the link sells, as the buyer reads it (`Game Key (Gold) × 2`), and its price per unit, when a product. */
-  product: { title: string; unitPrice: string } | undefined;
+  /** What a product link sells, its choices and its price as the invoice will charge it; undefined: an amount. */
+  offer: LinkOffer | undefined;
   /** Why it cannot sell, or null. */
   unavailable: LinkUnavailable | null;
   path: string;
+  /** A refused submission: what to correct (shown above the form), and what the buyer had filled in. */
+  problems?: string[];
+  filled?: { email?: string; options?: Record<string, string> };
 }
 
 const unavailableText: Record<LinkUnavailable, string> = {
@@ -268,19 +271,78 @@ const unavailableText: Record<LinkUnavailable, string> = {
   exhausted: 'This payment link has been used as many times as the shop allows.',
 };
 
-/** A payment link's page: what it sells and a form asking for the email the receipt and goods go to. */
-export function paymentLinkPage({ brand, livemode, link, product, unavailable, path }: PaymentLinkPage): string {
+/** The form field of a variant field's choice (express's plain urlencoded parser keeps any name as it is). */
+export const optionFieldPrefix = 'option:';
+
+/**
+ * A payment link's page: what it sells at the price its invoice will charge, a choice for each variant field of
+ * the product, and the email the receipt and goods go to.
+ */
+export function paymentLinkPage({
+  brand,
+  livemode,
+  link,
+  offer,
+  unavailable,
+  path,
+  problems = [],
+  filled = {},
+}: PaymentLinkPage): string {
   const money = (amount: string) => `${e(decimalString(amount, link.currency))} ${e(link.currency)}`;
-  const what = product
-    ? `<p>${e(product.title)} × ${e(link.quantity)} <span id="price">${money(product.unitPrice)}</span> each</p>`
+  const what = offer
+    ? `<p>${e(offer.title)} × ${e(offer.quantity)}${
+        offer.quantity > 1 ? ` <span class="muted">(${money(offer.price.lines[0]!.unitPrice)} each)</span>` : ''
+      }</p>${offerPrice(offer, money)}`
     : `<p>Amount: <span id="price">${money(link.amount ?? '0')}</span></p>`;
+  const choices = (offer?.choices ?? [])
+    .map((choice, i) => {
+      const picked = filled.options?.[choice.name];
+      const options = choice.options
+        .map((o) => {
+          const adjust = new Decimal(o.priceAdjustment);
+          const note = adjust.isZero()
+            ? ''
+            : ` (${adjust.isNegative() ? '−' : '+'}${money(adjust.abs().toFixed())} per unit${
+                offer!.tax.inclusive || new Decimal(offer!.tax.rate).isZero() ? '' : ' before tax'
+              })`;
+          return `<option value="${e(o.value)}"${picked === o.value ? ' selected' : ''}>${e(o.value)}${note}</option>`;
+        })
+        .join('');
+      return `<label for="choice-${i}">${e(choice.name)}</label>
+<select id="choice-${i}" name="${e(optionFieldPrefix + choice.name)}" required><option value="">Choose…</option>${options}</select>`;
+    })
+    .join('\n');
+  const alert =
+    problems.length === 0
+      ? ''
+      : `<div class="notice error" id="problems" role="alert">Please check your choices<ul>${problems
+          .map((p) => `<li>${e(p)}</li>`)
+          .join('')}</ul></div>`;
   const action = unavailable
     ? `<p class="notice warn status" id="unavailable">${e(unavailableText[unavailable])}</p>`
-    : `<form method="post" action="${e(path)}"><label for="email">Your email (receipt and delivery)</label>
-<input type="email" id="email" name="email" required maxlength="254" autocomplete="email">
+    : `${alert}<form method="post" action="${e(path)}">${choices}<label for="email">Your email (receipt and delivery)</label>
+<input type="email" id="email" name="email" required maxlength="254" autocomplete="email"${
+        filled.email ? ` value="${e(filled.email)}"` : ''
+      }>
 <div class="actions"><button type="submit">Continue to payment</button></div></form>`;
   return page(`${link.title} · ${brand.name}`, `<h1>${e(link.title)}</h1>${what}${action}`, livemode, brand);
 }
+
+/** The link's total as its invoice will charge it, with the tax the shop's settings put in or on top. */
+function offerPrice(offer: LinkOffer, money: (amount: string) => string): string {
+  const { price, tax } = offer;
+  const taxed = !new Decimal(price.tax).isZero();
+  const note = !taxed
+    ? ''
+    : tax.inclusive
+      ? ` <span class="muted small" id="tax">including ${money(price.tax)} tax (${e(percent(tax.rate))})</span>`
+      : ` <span class="muted small" id="tax">${money(price.subtotal)} + ${money(price.tax)} tax (${e(
+          percent(tax.rate),
+        )})</span>`;
+  return `<p>${offer.varies ? 'Total from' : 'Total'} <strong id="price">${money(price.total)}</strong>${note}</p>`;
+}
+
+const percent = (rate: string) => `${new Decimal(rate).toFixed()}%`;
 
 export function unavailableLinkMessage(reason: LinkUnavailable): string {
   return unavailableText[reason];
