@@ -65,8 +65,11 @@ export function invoicePage({ brand, livemode, order, items, gateways, latestAtt
   return page(
     `${order.developer_title ?? `Order ${reference}`} · ${brand.name}`,
     `<h1>${e(title)}</h1>
-<p class="order-id">Order ${e(reference)} · Invoice <span class="id" id="uniqid">${e(order.uniqid)}</span></p>
-${statusNotice(order)}
+<p class="order-id">${
+      // An untitled invoice is headed by its reference already: the line below says what the heading does not.
+      order.developer_title === null ? '' : `Order ${e(reference)} · `
+    }Invoice <span class="id" id="uniqid">${e(order.uniqid)}</span> · issued ${e(issuedOn(order.created_at))}</p>
+${statusNotice(order, gateways)}
 <p class="muted small">Status: <span class="status" id="status">${e(order.status)}</span></p>
 <table><caption class="muted small">Order summary</caption>
 <thead><tr><th scope="col">Item</th><th scope="col" class="n">Qty</th><th scope="col" class="n">Unit price</th><th scope="col" class="n">Total</th></tr></thead>
@@ -78,8 +81,21 @@ ${stateSection(order, items, gateways, latestAttempt, path)}`,
   );
 }
 
-/** The line that tells the buyer where the invoice stands, above everything else: paid, waiting, or over. */
-function statusNotice(order: OrderRow): string {
+/** The day an invoice was made, as its buyer reads it (`22 November 2026`), in UTC as every time of the API. */
+function issuedOn(at: Date): string {
+  return at.toLocaleDateString('en-GB', { day: 'numeric', month: 'long', year: 'numeric', timeZone: 'UTC' });
+}
+
+/** The invoice's deadline (`22 November 2026, 10:30 UTC`). */
+function deadline(at: Date): string {
+  return `${issuedOn(at)}, ${at.toISOString().slice(11, 16)} UTC`;
+}
+
+/**
+ * The line that tells the buyer where the invoice stands, above everything else: paid, waiting, or over. A
+ * pending invoice of a shop with no payment method says so here, once, and what the buyer can do about it.
+ */
+function statusNotice(order: OrderRow, gateways: GatewayRow[]): string {
   if (paidStatuses.has(order.status)) {
     const after: Partial<Record<OrderRow['status'], string>> = {
       PARTIALLY_REFUNDED: 'Part of it has since been refunded.',
@@ -91,6 +107,11 @@ function statusNotice(order: OrderRow): string {
       more ? `<p>${e(more)}</p>` : '<p>Thank you. Your items are below.</p>'
     }</div>`;
   }
+  if (order.status === 'PENDING' && gateways.length === 0)
+    return `<div class="notice warn" id="payment-status">Awaiting payment<p>This shop cannot take payments right now, so
+nothing can be charged yet. Come back to this page later${
+      order.expires_at ? ` (it stays open until ${e(deadline(order.expires_at))})` : ''
+    } or contact the shop.</p></div>`;
   if (order.status === 'PENDING')
     return '<div class="notice info" id="payment-status">Awaiting payment<p>Choose how to pay below.</p></div>';
   if (order.status === 'VOIDED')
@@ -110,7 +131,8 @@ function stateSection(
       latestAttempt?.status === 'FAILED'
         ? '<p class="notice error" role="alert">Your last payment did not go through; try again.</p>'
         : '';
-    if (gateways.length === 0) return `${retry}<p>This shop has no payment method available right now.</p>`;
+    // The notice above already says there is no way to pay, and what to do.
+    if (gateways.length === 0) return retry;
     // An invoice created without a buyer email asks for it: the receipt and the customer record need one.
     const email =
       order.customer_email === null
