@@ -51,7 +51,7 @@ export function invoicePage({ brand, livemode, order, items, gateways, latestAtt
     .map(
       (
         item,
-      ) => `<tr><td>${e(item.product_title)}${item.variant_title ? ` <small>(${e(item.variant_title)})</small>` : ''}</td>
+      ) => `<tr><td>${e(item.product_title)}${item.variant_title ? ` <small>(${e(item.variant_title)})</small>` : ''}${chosenOptions(item)}</td>
 <td class="n">${e(item.quantity)}</td><td class="n">${money(item.unit_price)}</td><td class="n">${money(item.total)}</td></tr>`,
     )
     .join('\n');
@@ -79,6 +79,13 @@ ${stateSection(order, items, gateways, latestAttempt, path)}`,
     livemode,
     brand,
   );
+}
+
+/** The variant field options the buyer chose for a line (`Size: XL`), under its title. */
+function chosenOptions(item: OrderItemRow): string {
+  const options = item.variant_options ?? [];
+  if (options.length === 0) return '';
+  return `<br><small class="options">${options.map((o) => `${e(o.name)}: ${e(o.value)}`).join(', ')}</small>`;
 }
 
 /** The day an invoice was made, as its buyer reads it (`22 November 2026`), in UTC as every time of the API. */
