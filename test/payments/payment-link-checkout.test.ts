@@ -218,6 +218,83 @@ describe('a product with variant fields', () => {
   });
 });
 
+describe('a product with variants, on a link that names none', () => {
+  let game: string;
+  let standard: string;
+  let gold: string;
+  beforeAll(async () => {
+    const seeded = await t.seed(shopA, {
+      products: [
+        {
+          title: 'Game',
+          price: '10.00',
+          variants: [
+            { title: 'Standard', price: '10.00' },
+            { title: 'Gold', price: '15.00' },
+          ],
+        },
+      ],
+    } as never);
+    game = seeded.products[0]!;
+    [standard, gold] = seeded.variants as [string, string];
+  });
+  const orderOf = async (location: string | undefined) => {
+    const order = await t.db
+      .selectFrom('orders')
+      .select(['id', 'total'])
+      .where('uniqid', '=', uniqidOf(location))
+      .executeTakeFirstOrThrow();
+    const item = await t.db
+      .selectFrom('order_items')
+      .select('variant_id')
+      .where('order_id', '=', order.id)
+      .executeTakeFirstOrThrow();
+    return { total: new Decimal(order.total).toFixed(2), variant: item.variant_id };
+  };
+
+  test('the page asks which variant, priced; the chosen one is ordered', async () => {
+    const link = await createLink({ product_id: game });
+    const shown = await page(link.uniqid);
+    expect(shown.text).toContain('<label for="variant">Variant</label>');
+    expect(shown.text).toContain(`<option value="${gold}">Gold (15.00 USD per unit)</option>`);
+    expect(shown.text).toContain('Total from <strong id="price">10.00 USD</strong>');
+    const res = await request(t.app)
+      .post(`/link/${link.uniqid}`)
+      .type('form')
+      .send({ email: 'gold@example.com', variant: gold });
+    expect(res.status).toBe(303);
+    expect(await orderOf(res.headers.location)).toEqual({ total: '15.00', variant: gold });
+  });
+
+  test.each([
+    ['no variant', false],
+    ['a variant of another product', true],
+  ])('%s: the page again (422) asking for one, and nothing written', async (_, foreign) => {
+    const link = await createLink({ product_id: game });
+    const before = await world();
+    const res = await request(t.app)
+      .post(`/link/${link.uniqid}`)
+      .type('form')
+      .send({ email: 'gold@example.com', ...(foreign ? { variant: personal } : {}) });
+    expect(res.status).toBe(422);
+    expect(res.text).toContain('Variant: choose one of the variants listed.');
+    expect(res.text).toContain('name="variant"');
+    expect(await world()).toEqual(before);
+    expect(await uses(link.id)).toBe(0);
+  });
+
+  test('a link that names a variant sells that one, whatever the form says', async () => {
+    const link = await createLink({ product_id: game, variant_id: standard });
+    expect((await page(link.uniqid)).text).not.toContain('name="variant"');
+    const res = await request(t.app)
+      .post(`/link/${link.uniqid}`)
+      .type('form')
+      .send({ email: 'gold@example.com', variant: gold });
+    expect(res.status).toBe(303);
+    expect(await orderOf(res.headers.location)).toEqual({ total: '10.00', variant: standard });
+  });
+});
+
 describe('the price a product link shows is the one its invoice charges', () => {
   test.each([
     // 14.99 + 20% = 17.988, rounded to the cent by the order pricing.

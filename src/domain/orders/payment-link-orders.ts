@@ -5,7 +5,7 @@
 import Decimal from 'decimal.js';
 import { changePaymentLinkUses, paymentLinkByIdForUpdate, variantOfProduct } from '../../../db/queries/payment-links';
 import { updateOrder } from '../../../db/queries/orders';
-import { productById } from '../../../db/queries/products';
+import { productById, variantsByProduct } from '../../../db/queries/products';
 import type { ReadDb } from '../../../db/queries/shop-scope';
 import { shopById } from '../../../db/queries/shops';
 import type { OrderRow, PaymentLinkRow, Shop } from '../../../db/tables';
@@ -46,10 +46,12 @@ export interface LinkOffer {
   /** `Game Key (Gold)`: the product, and the link's variant when it names one. */
   title: string;
   quantity: number;
+  /** The product's variants to choose from, when it has some and the link names none (POST /orders needs one). */
+  variants: { id: string; title: string; price: string }[];
   choices: LinkChoice[];
   /**
    * The invoice's money as the order pricing will charge it (tax, quantity deals, required add-ons) with the
-   * cheapest option of every field: exactly the total when no choice changes the price, else the lowest one.
+   * cheapest variant and option of every field: exactly the total when no choice changes the price, else the lowest one.
    */
   price: OrderTotals;
   /** True when some choice costs more than the cheapest: the total is a "from" price. */
@@ -68,12 +70,18 @@ export async function paymentLinkOffer(
   shop: Pick<Shop, 'tax_rate' | 'tax_inclusive'>,
 ): Promise<LinkOffer | undefined> {
   if (link.product_id === null) return undefined;
-  const [product, variant, catalog] = await Promise.all([
+  const [product, variant, variants, catalog] = await Promise.all([
     productById(db, link.shop_id, link.product_id),
     link.variant_id === null ? undefined : variantOfProduct(db, link.shop_id, link.product_id, link.variant_id),
+    link.variant_id === null ? variantsByProduct(db, link.shop_id, [link.product_id]) : undefined,
     loadLineCatalog(db, link.shop_id, allExtrasOf([link.product_id])),
   ]);
   if (!product) return undefined;
+  const offered = variants?.get(product.id) ?? [];
+  const cheapestVariant = offered.reduce<(typeof offered)[number] | undefined>(
+    (low, v) => (low === undefined || new Decimal(v.price).lt(low.price) ? v : low),
+    undefined,
+  );
   const fields = (catalog.fields.get(product.id) ?? []).filter((f) => f.options.length > 0);
   const cheapest = <T extends { price_adjustment: string }>(options: T[]): T =>
     options.reduce((low, o) => (new Decimal(o.price_adjustment).lt(low.price_adjustment) ? o : low));
@@ -88,7 +96,7 @@ export async function paymentLinkOffer(
     [
       {
         productId: product.id,
-        unitPrice: variant?.price ?? product.price,
+        unitPrice: (variant ?? cheapestVariant)?.price ?? product.price,
         quantity: link.quantity,
         ...pricingTerms(extras),
       },
@@ -100,27 +108,31 @@ export async function paymentLinkOffer(
   return {
     title: variant ? `${product.title} (${variant.title})` : product.title,
     quantity: link.quantity,
+    variants: offered.map((v) => ({ id: v.id, title: v.title, price: v.price })),
     choices: fields.map(({ field, options }) => ({
       name: field.name,
       options: options.map((o) => ({ value: o.value, priceAdjustment: o.price_adjustment })),
     })),
     price,
-    varies: fields.some((f) =>
-      f.options.some((o) => !new Decimal(o.price_adjustment).eq(cheapest(f.options).price_adjustment)),
-    ),
+    varies:
+      offered.some((v) => !new Decimal(v.price).eq(cheapestVariant!.price)) ||
+      fields.some((f) =>
+        f.options.some((o) => !new Decimal(o.price_adjustment).eq(cheapest(f.options).price_adjustment)),
+      ),
     tax,
   };
 }
 
 /**
- * The invoice a buyer (by email, with the variant field options they chose: field name -> option value) opens
- * through a link. Throws PaymentLinkUnavailable or the order's own refusals (a missing or unknown option: the
- * ValidationError of POST /orders, on `items[0].options.<field>`).
+ * The invoice a buyer (by email, with the variant they chose when the link names none, and the variant field
+ * options they chose: field name -> option value) opens through a link. Throws PaymentLinkUnavailable or the
+ * order's own refusals (a missing choice: the ValidationError of POST /orders, on `items[0].variant_id` or
+ * `items[0].options.<field>`; a variant the product has not: VARIANT_NOT_FOUND).
  */
 export async function orderFromPaymentLink(
   w: ShopWrite,
   linkId: string,
-  buyer: { email: string; ipAddress?: string; options?: Record<string, string> },
+  buyer: { email: string; ipAddress?: string; variantId?: string; options?: Record<string, string> },
   deps: OrderDeps,
 ): Promise<OrderRow> {
   const { trx, shopId, effects, now } = w;
@@ -131,6 +143,8 @@ export async function orderFromPaymentLink(
 
   let order: OrderRow;
   if (link.product_id !== null) {
+    // The link's variant when it names one: a buyer's choice cannot replace what the merchant fixed.
+    const variantId = link.variant_id ?? buyer.variantId;
     const created = await createOrder(
       w,
       {
@@ -140,7 +154,7 @@ export async function orderFromPaymentLink(
         items: [
           {
             product_id: link.product_id,
-            ...(link.variant_id === null ? {} : { variant_id: link.variant_id }),
+            ...(variantId === undefined ? {} : { variant_id: variantId }),
             ...(buyer.options === undefined ? {} : { options: buyer.options }),
             quantity: link.quantity,
           },

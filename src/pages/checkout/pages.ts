@@ -291,7 +291,7 @@ export interface PaymentLinkPage {
   path: string;
   /** A refused submission: what to correct (shown above the form), and what the buyer had filled in. */
   problems?: string[];
-  filled?: { email?: string; options?: Record<string, string> };
+  filled?: { email?: string; variantId?: string; options?: Record<string, string> };
 }
 
 const unavailableText: Record<LinkUnavailable, string> = {
@@ -323,6 +323,19 @@ export function paymentLinkPage({
         offer.quantity > 1 ? ` <span class="muted">(${money(offer.price.lines[0]!.unitPrice)} each)</span>` : ''
       }</p>${offerPrice(offer, money)}`
     : `<p>Amount: <span id="price">${money(link.amount ?? '0')}</span></p>`;
+  const beforeTax = offer && !offer.tax.inclusive && !new Decimal(offer.tax.rate).isZero() ? ' before tax' : '';
+  const variants =
+    offer && offer.variants.length > 0
+      ? `<label for="variant">Variant</label>
+<select id="variant" name="variant" required><option value="">Choose…</option>${offer.variants
+          .map(
+            (v) =>
+              `<option value="${e(v.id)}"${filled.variantId === v.id ? ' selected' : ''}>${e(v.title)} (${money(
+                v.price,
+              )} per unit${beforeTax})</option>`,
+          )
+          .join('')}</select>`
+      : '';
   const choices = (offer?.choices ?? [])
     .map((choice, i) => {
       const picked = filled.options?.[choice.name];
@@ -331,9 +344,7 @@ export function paymentLinkPage({
           const adjust = new Decimal(o.priceAdjustment);
           const note = adjust.isZero()
             ? ''
-            : ` (${adjust.isNegative() ? '−' : '+'}${money(adjust.abs().toFixed())} per unit${
-                offer!.tax.inclusive || new Decimal(offer!.tax.rate).isZero() ? '' : ' before tax'
-              })`;
+            : ` (${adjust.isNegative() ? '−' : '+'}${money(adjust.abs().toFixed())} per unit${beforeTax})`;
           return `<option value="${e(o.value)}"${picked === o.value ? ' selected' : ''}>${e(o.value)}${note}</option>`;
         })
         .join('');
@@ -349,7 +360,7 @@ export function paymentLinkPage({
           .join('')}</ul></div>`;
   const action = unavailable
     ? `<p class="notice warn status" id="unavailable">${e(unavailableText[unavailable])}</p>`
-    : `${alert}<form method="post" action="${e(path)}">${choices}<label for="email">Your email (receipt and delivery)</label>
+    : `${alert}<form method="post" action="${e(path)}">${variants}${choices}<label for="email">Your email (receipt and delivery)</label>
 <input type="email" id="email" name="email" required maxlength="254" autocomplete="email"${
         filled.email ? ` value="${e(filled.email)}"` : ''
       }>

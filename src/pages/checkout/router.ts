@@ -28,6 +28,7 @@ import {
   optionFieldPrefix,
   paymentLinkPage,
   sandboxPage,
+  type PaymentLinkPage,
   unavailableLinkMessage,
 } from './pages';
 import {
@@ -84,14 +85,24 @@ function chosenOptions(body: Record<string, unknown>): Record<string, string> {
   return options;
 }
 
+const chooseVariant = 'Variant: choose one of the variants listed.';
+
 /**
- * The order's refusal of a link's choices, in the buyer's words: `Size is required: choose one of M, XL`. Other
- * details (the merchant's catalog, not the buyer's choice) keep the refusal's own message.
+ * The order's refusal of a link's choices, in the buyer's words (`Size is required: choose one of M, XL`), or
+ * undefined when it is not about what the buyer chose. Other details (the merchant's catalog, not the buyer's
+ * choice) keep the refusal's own message.
  */
-function choiceProblems(err: ValidationError): string[] {
+function choiceProblems(err: unknown, link: PaymentLinkRow): string[] | undefined {
+  // A variant id the product has not, sent for a link that lets the buyer choose.
+  if (err instanceof ApiError && err.code === 'VARIANT_NOT_FOUND' && link.variant_id === null) return [chooseVariant];
+  if (!(err instanceof ValidationError)) return undefined;
   const at = 'items[0].options.';
   return (err.details ?? []).map((d) =>
-    d.field.startsWith(at) ? `${d.field.slice(at.length)} ${d.message}` : err.message,
+    d.field.startsWith(at)
+      ? `${d.field.slice(at.length)} ${d.message}`
+      : d.field === 'items[0].variant_id'
+        ? chooseVariant
+        : err.message,
   );
 }
 
@@ -224,7 +235,7 @@ export function checkoutRouter(deps: CheckoutDeps): Router {
   async function linkPage(
     res: Response,
     link: PaymentLinkRow,
-    refused?: { problems: string[]; filled: { email?: string; options?: Record<string, string> } },
+    refused?: { problems: string[]; filled: PaymentLinkPage['filled'] },
   ): Promise<void> {
     const [shop, brand] = await Promise.all([
       shopById(db, link.shop_id),
@@ -261,6 +272,7 @@ export function checkoutRouter(deps: CheckoutDeps): Router {
       const body = (req.body ?? {}) as Record<string, unknown>;
       const email = buyerEmail(body);
       const options = chosenOptions(body);
+      const variantId = typeof body.variant === 'string' && body.variant !== '' ? body.variant : undefined;
       const shop = await shopById(db, link.shop_id);
       let order;
       try {
@@ -273,7 +285,7 @@ export function checkoutRouter(deps: CheckoutDeps): Router {
             orderFromPaymentLink(
               w,
               link.id,
-              { email, ipAddress: buyerIp(req), options },
+              { email, ipAddress: buyerIp(req), variantId, options },
               {
                 checkoutBaseUrl: services.config.checkoutBaseUrl,
                 orderTtlMinutes: services.config.orderTtlMinutes,
@@ -282,8 +294,8 @@ export function checkoutRouter(deps: CheckoutDeps): Router {
         );
       } catch (err) {
         // A missing or unknown choice: the page again, saying which, with what the buyer filled in.
-        if (err instanceof ValidationError)
-          return linkPage(res, link, { problems: choiceProblems(err), filled: { email, options } });
+        const problems = choiceProblems(err, link);
+        if (problems) return linkPage(res, link, { problems, filled: { email, variantId, options } });
         throw err;
       }
       res.redirect(303, invoiceUrl(order.uniqid));
