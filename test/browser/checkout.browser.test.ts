@@ -1,7 +1,8 @@
 // The hosted checkout as a buyer uses it, in headless Chromium: open the invoice of an order made through the API,
 // pay with SANDBOX on the gateway's page, and come back to the invoice showing the delivered serial. A screenshot of
 // that page is left in test-artifacts/checkout.png; and the same through a payment link (payment-link.png). SANDBOX
-// exists only in test mode: both shops are test shops (the test twin has the gateway from its start).
+// exists only in test mode: both shops are test shops (the test twin has the gateway from its start). A link to a
+// product with a variant field asks for its option, and the paid order records the one chosen (payment-link-options.png).
 import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -106,3 +107,66 @@ browserTest('a buyer opens a payment link, gives an email, pays and sees the ser
   expect(await tab.textContent('#unavailable')).toContain('used as many times');
   await tab.close();
 });
+
+browserTest(
+  'a payment link to a product with a variant field asks for the option, and the order records it',
+  async () => {
+    const shopId = await t.createShop({ name: 'Shirt Shop', mode: 'test' });
+    const { key } = await t.createKey(shopId, ['*']);
+    const productId = (
+      await t.seed(shopId, {
+        products: [{ title: 'Tour shirt', type: 'SERIALS', price: '20.00', serials: ['SHIRT-0001'] }],
+      })
+    ).products[0]!;
+    const field = await t.http
+      .post(`/dev/v1/products/${productId}/variants/fields`)
+      .set(bearer(key))
+      .send({ name: 'Size', options: [{ value: 'M' }, { value: 'XL', price_adjustment: 2.5 }] });
+    expect(field.status).toBe(201);
+    const link = await t.http
+      .post('/dev/v1/payment-links')
+      .set(bearer(key))
+      .send({ title: 'Tour shirt', product_id: productId });
+    expect(link.status).toBe(201);
+
+    const tab = await browser!.newPage();
+    await tab.goto(link.body.data.url);
+    // The choice is named by its label, and priced.
+    const size = tab.getByLabel('Size');
+    expect(await size.count()).toBe(1);
+    expect(await tab.locator('#choice-0 option').allTextContents()).toEqual([
+      'Choose…',
+      'M',
+      'XL (+2.50 USD per unit)',
+    ]);
+    expect(await tab.textContent('#price')).toBe('20.00 USD');
+    await size.selectOption('XL');
+    await tab.fill('input[name="email"]', 'shirtbuyer@example.com');
+    await Promise.all([tab.waitForURL(/\/invoice\/[0-9a-f-]{36}$/), tab.click('text=Continue to payment')]);
+    const uniqid = tab.url().split('/').pop()!;
+    expect(await tab.textContent('#total')).toBe('22.50 USD');
+    expect(await tab.textContent('.options')).toBe('Size: XL');
+
+    await Promise.all([tab.waitForURL(/\/sandbox\/checkout\/sbx_/), tab.click('text=Pay with SANDBOX')]);
+    await Promise.all([tab.waitForURL(`${base}/invoice/${uniqid}`), tab.click('button:text-is("Pay")')]);
+    expect(await tab.textContent('#status')).toBe('COMPLETED');
+    expect(await tab.textContent('.codes')).toContain('SHIRT-0001');
+    mkdirSync(artifacts, { recursive: true });
+    await tab.screenshot({ path: join(artifacts, 'payment-link-options.png'), fullPage: true });
+    await tab.close();
+
+    const order = await t.db
+      .selectFrom('orders')
+      .select(['id', 'status', 'total'])
+      .where('uniqid', '=', uniqid)
+      .executeTakeFirstOrThrow();
+    expect(order.status).toBe('COMPLETED');
+    const item = await t.db
+      .selectFrom('order_items')
+      .select(['variant_options', 'unit_price'])
+      .where('order_id', '=', order.id)
+      .executeTakeFirstOrThrow();
+    expect(item.variant_options).toEqual([expect.objectContaining({ name: 'Size', value: 'XL' })]);
+    expect(Number(item.unit_price)).toBe(22.5);
+  },
+);

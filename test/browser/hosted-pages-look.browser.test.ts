@@ -1,4 +1,5 @@
-// Every hosted page as it looks (issue 28): the payment link, the invoice before and after paying, the sandbox
+// Every hosted page as it looks (issue 28): the payment link (also one asking for a variant and an option, and its
+// refusal of a missing choice), the invoice before and after paying, the sandbox
 // gateway before and after (with its dispute form), a missing invoice, the OAuth sign-in and approval pages, and a
 // theme preview running and ended. On each, in headless Chromium:
 //   - no request leaves the server's own host (the shop's logo is on another host, and must not be fetched);
@@ -189,6 +190,64 @@ browserTest('the checkout pages, before and after paying, in the shop branding',
   await checkPage(tab, outside, 'invoice-not-found');
   await tab.close();
 });
+
+browserTest(
+  'a payment link that asks for a variant and an option, taxed, and its refusal of a missing choice',
+  async () => {
+    const shopId = await t.createShop({ name: 'Northwind Games Ltd', mode: 'test' });
+    const { key } = await t.createKey(shopId, ['*']);
+    await brandShop(key, 'Northwind Games');
+    const seeded = await t.seed(shopId, {
+      products: [
+        {
+          title: 'Starfall: Collector’s Box',
+          price: '59.00',
+          variants: [
+            { title: 'Standard', price: '59.00' },
+            { title: 'Signed by the team', price: '89.00' },
+          ],
+        },
+      ],
+      tax: { rate: '20' },
+    });
+    const productId = seeded.products[0]!;
+    const field = await t.http
+      .post(`/dev/v1/products/${productId}/variants/fields`)
+      .set(bearer(key))
+      .send({ name: 'Platform', options: [{ value: 'PC' }, { value: 'Console', price_adjustment: 5 }] });
+    expect(field.status).toBe(201);
+    const link = await t.http
+      .post('/dev/v1/payment-links')
+      .set(bearer(key))
+      .send({ title: 'Starfall collector’s box', product_id: productId });
+    expect(link.status).toBe(201);
+
+    const { tab, outside } = await openTab();
+    await tab.goto(link.body.data.url);
+    expect(await tab.getByLabel('Variant').count()).toBe(1);
+    expect(await tab.getByLabel('Platform').count()).toBe(1);
+    // The cheapest choice with the shop's 20% on top: 59.00 + 11.80.
+    expect(await tab.textContent('#price')).toBe('70.80 USD');
+    expect(await tab.textContent('#tax')).toBe('59.00 USD + 11.80 USD tax (20%)');
+    await checkPage(tab, outside, 'payment-link-choices', { phoneShot: true });
+
+    // What a browser that ignores `required` sends: the page again, saying what is missing, the email kept.
+    await tab.evaluate("document.querySelectorAll('[required]').forEach((el) => el.removeAttribute('required'))");
+    await tab.fill('#email', 'buyer@example.com');
+    await Promise.all([tab.waitForLoadState('load'), tab.click('text=Continue to payment')]);
+    // The order checks the variant before the options (POST /orders does): one refusal at a time.
+    expect(await tab.textContent('#problems')).toContain('Variant: choose one of the variants listed.');
+    expect(await tab.inputValue('#email')).toBe('buyer@example.com');
+    await checkPage(tab, outside, 'payment-link-refused');
+    await tab.evaluate("document.querySelectorAll('[required]').forEach((el) => el.removeAttribute('required'))");
+    await tab.selectOption('#variant', { label: 'Signed by the team (89.00 USD per unit before tax)' });
+    await Promise.all([tab.waitForLoadState('load'), tab.click('text=Continue to payment')]);
+    expect(await tab.textContent('#problems')).toContain('Platform is required: choose one of PC, Console');
+    // The variant chosen is kept.
+    expect(await tab.inputValue('#variant')).toBe(seeded.variants[1]);
+    await tab.close();
+  },
+);
 
 browserTest('the consent pages name the app and the shop it gets access to', async () => {
   const shopId = await t.createShop({ name: 'Northwind Games Ltd' });

@@ -196,9 +196,39 @@ describe('the invoice page', () => {
 
   test('an invoice without a title is named by a short reference, its full uniqid below in small type', async () => {
     const { uniqid } = await seedOrder({ title: null });
+    await t.db.updateTable('orders').set({ created_at: clock.now() }).where('uniqid', '=', uniqid).execute();
     const text = (await page(`/invoice/${uniqid}`)).text;
-    expect(text).toContain(`<h1>Order ${uniqid.slice(0, 8).toUpperCase()}</h1>`);
-    expect(text).toContain(`Invoice <span class="id" id="uniqid">${uniqid}</span>`);
+    const reference = `Order ${uniqid.slice(0, 8).toUpperCase()}`;
+    expect(text).toContain(`<h1>${reference}</h1>`);
+    // The line below the heading says what the heading does not (the uniqid, the day), not the reference again.
+    const subtitle = /<p class="order-id">([\s\S]*?)<\/p>/.exec(text)?.[1];
+    expect(subtitle).toBe(`Invoice <span class="id" id="uniqid">${uniqid}</span> · issued 22 November 2026`);
+    expect(text.split(reference)).toHaveLength(3); // the <title> and the heading
+  });
+
+  test('a titled invoice keeps its short reference below the title', async () => {
+    const { uniqid } = await seedOrder({ title: 'Launch offer' });
+    const text = (await page(`/invoice/${uniqid}`)).text;
+    expect(text).toContain('<h1>Launch offer</h1>');
+    expect(/<p class="order-id">([\s\S]*?)<\/p>/.exec(text)?.[1]).toMatch(
+      new RegExp(`^Order ${uniqid.slice(0, 8).toUpperCase()} · Invoice <span`),
+    );
+  });
+
+  test('a pending invoice of a shop with no payment method says so once, without "choose below"', async () => {
+    const shopId = await t.createShop({ name: 'No gateways yet' });
+    const { uniqid } = await seedOrder({ shopId });
+    await t.db
+      .updateTable('orders')
+      .set({ expires_at: new Date('2026-11-22T11:00:00Z') })
+      .where('uniqid', '=', uniqid)
+      .execute();
+    const res = await page(`/invoice/${uniqid}`);
+    expect(res.status).toBe(200);
+    expect(res.text).not.toContain('Choose how to pay');
+    expect(res.text).not.toContain('Pay with');
+    expect(res.text.match(/cannot take payments|no payment method/g)).toEqual(['cannot take payments']);
+    expect(res.text).toContain('it stays open until 22 November 2026, 11:00 UTC');
   });
 
   test('a voided invoice says it expired and offers no payment', async () => {

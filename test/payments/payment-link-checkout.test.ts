@@ -2,6 +2,7 @@
 // (the product and quantity, or the amount), which then pays like any other. A disabled, expired or exhausted link
 // refuses (410) and writes nothing; an invoice that expires unpaid gives its use back; buyers racing for the last
 // uses of a link never take more than max_uses.
+import Decimal from 'decimal.js';
 import request from 'supertest';
 import { sql } from 'kysely';
 import { ManualClock } from '../../src/platform/clock';
@@ -75,7 +76,8 @@ describe('a product link', () => {
     expect(shown.text).toContain('Pro for two');
     // Merchant text is escaped, the variant named, the unit price exact.
     expect(shown.text).toContain('Pro &lt;b&gt;License&lt;/b&gt; (Personal) × 2');
-    expect(shown.text).toContain('39.99 USD');
+    expect(shown.text).toContain('(39.99 USD each)');
+    expect(shown.text).toContain('Total <strong id="price">79.98 USD</strong>');
     expect(shown.text).toContain('name="email"');
 
     const res = await buy(link.uniqid);
@@ -136,6 +138,187 @@ describe('a product link', () => {
     expect(res.text).toMatch(/only \d serials of Game Key left/);
     expect(await world()).toEqual(before);
     expect(await uses(link.id)).toBe(0);
+  });
+});
+
+describe('a product with variant fields', () => {
+  let shirt: string;
+  beforeAll(async () => {
+    shirt = (await t.seed(shopA, { products: [{ title: 'Shirt', price: '10.00' }] } as never)).products[0]!;
+    const field = await t.http
+      .post(`/dev/v1/products/${shirt}/variants/fields`)
+      .set(bearer(keyA))
+      .send({ name: 'Size', options: [{ value: 'M' }, { value: 'XL', price_adjustment: 2.5 }] });
+    expect(field.status).toBe(201);
+    // A field with no options yet is not offered (POST /orders does not ask for it either).
+    expect(
+      (await t.http.post(`/dev/v1/products/${shirt}/variants/fields`).set(bearer(keyA)).send({ name: 'Colour' }))
+        .status,
+    ).toBe(201);
+  });
+  const choose = (uniqid: string, form: Record<string, string>) =>
+    request(t.app)
+      .post(`/link/${uniqid}`)
+      .type('form')
+      .send({ email: 'shirt@example.com', ...form });
+
+  test('the page asks for an option of each field, priced; the chosen one is ordered and recorded', async () => {
+    const link = await createLink({ product_id: shirt, title: 'Shirt sale' });
+    const shown = await page(link.uniqid);
+    expect(shown.status).toBe(200);
+    expect(shown.text).toMatch(
+      /<label for="choice-0">Size<\/label>\s*<select id="choice-0" name="option:Size" required>/,
+    );
+    expect(shown.text).toContain('<option value="M">M</option>');
+    expect(shown.text).toContain('<option value="XL">XL (+2.50 USD per unit)</option>');
+    expect(shown.text).not.toContain('Colour');
+    // The cheapest choice's total, said to be the lowest.
+    expect(shown.text).toContain('Total from <strong id="price">10.00 USD</strong>');
+
+    const res = await choose(link.uniqid, { 'option:Size': 'XL' });
+    expect(res.status).toBe(303);
+    const order = await t.db
+      .selectFrom('orders')
+      .selectAll()
+      .where('uniqid', '=', uniqidOf(res.headers.location))
+      .executeTakeFirstOrThrow();
+    expect(order.total).toMatch(/^12\.50*$/);
+    const item = await t.db
+      .selectFrom('order_items')
+      .select('variant_options')
+      .where('order_id', '=', order.id)
+      .executeTakeFirstOrThrow();
+    expect(item.variant_options).toEqual([
+      expect.objectContaining({ name: 'Size', value: 'XL', price_adjustment: expect.stringMatching(/^2\.50*$/) }),
+    ]);
+    expect(await uses(link.id)).toBe(1);
+  });
+
+  test.each([
+    ['no choice', {}, 'Size is required: choose one of M, XL'],
+    ['the empty "Choose…" entry', { 'option:Size': '' }, 'Size is required: choose one of M, XL'],
+    ['an option the field has not', { 'option:Size': 'XXL' }, 'Size must be one of M, XL'],
+    [
+      'a field the product has not',
+      { 'option:Size': 'M', 'option:Fit': 'Slim' },
+      'Fit is not a variant field of this product',
+    ],
+  ])('%s: the page again (422) saying what to choose, and nothing written', async (_, form, says) => {
+    const link = await createLink({ product_id: shirt });
+    const before = await world();
+    const res = await choose(link.uniqid, form);
+    expect(res.status).toBe(422);
+    expect(res.text).toContain('id="problems" role="alert"');
+    expect(res.text).toContain(says);
+    // The form is there again, with the email kept.
+    expect(res.text).toContain('name="option:Size"');
+    expect(res.text).toContain('value="shirt@example.com"');
+    expect(await world()).toEqual(before);
+    expect(await uses(link.id)).toBe(0);
+  });
+});
+
+describe('a product with variants, on a link that names none', () => {
+  let game: string;
+  let standard: string;
+  let gold: string;
+  beforeAll(async () => {
+    const seeded = await t.seed(shopA, {
+      products: [
+        {
+          title: 'Game',
+          price: '10.00',
+          variants: [
+            { title: 'Standard', price: '10.00' },
+            { title: 'Gold', price: '15.00' },
+          ],
+        },
+      ],
+    } as never);
+    game = seeded.products[0]!;
+    [standard, gold] = seeded.variants as [string, string];
+  });
+  const orderOf = async (location: string | undefined) => {
+    const order = await t.db
+      .selectFrom('orders')
+      .select(['id', 'total'])
+      .where('uniqid', '=', uniqidOf(location))
+      .executeTakeFirstOrThrow();
+    const item = await t.db
+      .selectFrom('order_items')
+      .select('variant_id')
+      .where('order_id', '=', order.id)
+      .executeTakeFirstOrThrow();
+    return { total: new Decimal(order.total).toFixed(2), variant: item.variant_id };
+  };
+
+  test('the page asks which variant, priced; the chosen one is ordered', async () => {
+    const link = await createLink({ product_id: game });
+    const shown = await page(link.uniqid);
+    expect(shown.text).toContain('<label for="variant">Variant</label>');
+    expect(shown.text).toContain(`<option value="${gold}">Gold (15.00 USD per unit)</option>`);
+    expect(shown.text).toContain('Total from <strong id="price">10.00 USD</strong>');
+    const res = await request(t.app)
+      .post(`/link/${link.uniqid}`)
+      .type('form')
+      .send({ email: 'gold@example.com', variant: gold });
+    expect(res.status).toBe(303);
+    expect(await orderOf(res.headers.location)).toEqual({ total: '15.00', variant: gold });
+  });
+
+  test.each([
+    ['no variant', false],
+    ['a variant of another product', true],
+  ])('%s: the page again (422) asking for one, and nothing written', async (_, foreign) => {
+    const link = await createLink({ product_id: game });
+    const before = await world();
+    const res = await request(t.app)
+      .post(`/link/${link.uniqid}`)
+      .type('form')
+      .send({ email: 'gold@example.com', ...(foreign ? { variant: personal } : {}) });
+    expect(res.status).toBe(422);
+    expect(res.text).toContain('Variant: choose one of the variants listed.');
+    expect(res.text).toContain('name="variant"');
+    expect(await world()).toEqual(before);
+    expect(await uses(link.id)).toBe(0);
+  });
+
+  test('a link that names a variant sells that one, whatever the form says', async () => {
+    const link = await createLink({ product_id: game, variant_id: standard });
+    expect((await page(link.uniqid)).text).not.toContain('name="variant"');
+    const res = await request(t.app)
+      .post(`/link/${link.uniqid}`)
+      .type('form')
+      .send({ email: 'gold@example.com', variant: gold });
+    expect(res.status).toBe(303);
+    expect(await orderOf(res.headers.location)).toEqual({ total: '10.00', variant: standard });
+  });
+});
+
+describe('the price a product link shows is the one its invoice charges', () => {
+  test.each([
+    // 14.99 + 20% = 17.988, rounded to the cent by the order pricing.
+    ['added on top', false, 'Total <strong id="price">17.99 USD</strong>', '14.99 USD + 3.00 USD tax (20%)', '17.99'],
+    ['included', true, 'Total <strong id="price">14.99 USD</strong>', 'including 2.50 USD tax (20%)', '14.99'],
+  ])('tax %s', async (_, inclusive, total, tax, charged) => {
+    const shopId = await t.createShop({ name: `Taxed ${inclusive}`, mode: 'test' });
+    const { key } = await t.createKey(shopId, ['*']);
+    const { products } = await t.seed(shopId, {
+      products: [{ title: 'Ebook', price: '14.99' }],
+      tax: { rate: '20', inclusive },
+    } as never);
+    const link = await createLink({ product_id: products[0] }, key);
+    const shown = await page(link.uniqid);
+    expect(shown.text).toContain(total);
+    expect(shown.text).toContain(tax);
+    expect(shown.text).not.toContain(' each');
+    const res = await buy(link.uniqid);
+    const order = await t.db
+      .selectFrom('orders')
+      .select(['total', 'tax'])
+      .where('uniqid', '=', uniqidOf(res.headers.location))
+      .executeTakeFirstOrThrow();
+    expect(new Decimal(order.total).toFixed(2)).toBe(charged);
   });
 });
 

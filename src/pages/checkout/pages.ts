@@ -4,7 +4,7 @@
 import Decimal from 'decimal.js';
 import escapeHtml from 'escape-html';
 import type { GatewayRow, OrderItemRow, OrderRow, PaymentAttemptRow, PaymentLinkRow } from '../../../db/tables';
-import type { LinkUnavailable } from '../../domain/orders/payment-link-orders';
+import type { LinkOffer, LinkUnavailable } from '../../domain/orders/payment-link-orders';
 import { amountDue } from '../../domain/orders/wallet-orders';
 import { decimalString } from '../../platform/money';
 import { renderPage, type PageBrand } from '../../views/page-layout';
@@ -51,7 +51,7 @@ export function invoicePage({ brand, livemode, order, items, gateways, latestAtt
     .map(
       (
         item,
-      ) => `<tr><td>${e(item.product_title)}${item.variant_title ? ` <small>(${e(item.variant_title)})</small>` : ''}</td>
+      ) => `<tr><td>${e(item.product_title)}${item.variant_title ? ` <small>(${e(item.variant_title)})</small>` : ''}${chosenOptions(item)}</td>
 <td class="n">${e(item.quantity)}</td><td class="n">${money(item.unit_price)}</td><td class="n">${money(item.total)}</td></tr>`,
     )
     .join('\n');
@@ -65,8 +65,11 @@ export function invoicePage({ brand, livemode, order, items, gateways, latestAtt
   return page(
     `${order.developer_title ?? `Order ${reference}`} · ${brand.name}`,
     `<h1>${e(title)}</h1>
-<p class="order-id">Order ${e(reference)} · Invoice <span class="id" id="uniqid">${e(order.uniqid)}</span></p>
-${statusNotice(order)}
+<p class="order-id">${
+      // An untitled invoice is headed by its reference already: the line below says what the heading does not.
+      order.developer_title === null ? '' : `Order ${e(reference)} · `
+    }Invoice <span class="id" id="uniqid">${e(order.uniqid)}</span> · issued ${e(issuedOn(order.created_at))}</p>
+${statusNotice(order, gateways)}
 <p class="muted small">Status: <span class="status" id="status">${e(order.status)}</span></p>
 <table><caption class="muted small">Order summary</caption>
 <thead><tr><th scope="col">Item</th><th scope="col" class="n">Qty</th><th scope="col" class="n">Unit price</th><th scope="col" class="n">Total</th></tr></thead>
@@ -78,8 +81,28 @@ ${stateSection(order, items, gateways, latestAttempt, path)}`,
   );
 }
 
-/** The line that tells the buyer where the invoice stands, above everything else: paid, waiting, or over. */
-function statusNotice(order: OrderRow): string {
+/** The variant field options the buyer chose for a line (`Size: XL`), under its title. */
+function chosenOptions(item: OrderItemRow): string {
+  const options = item.variant_options ?? [];
+  if (options.length === 0) return '';
+  return `<br><small class="options">${options.map((o) => `${e(o.name)}: ${e(o.value)}`).join(', ')}</small>`;
+}
+
+/** The day an invoice was made, as its buyer reads it (`22 November 2026`), in UTC as every time of the API. */
+function issuedOn(at: Date): string {
+  return at.toLocaleDateString('en-GB', { day: 'numeric', month: 'long', year: 'numeric', timeZone: 'UTC' });
+}
+
+/** The invoice's deadline (`22 November 2026, 10:30 UTC`). */
+function deadline(at: Date): string {
+  return `${issuedOn(at)}, ${at.toISOString().slice(11, 16)} UTC`;
+}
+
+/**
+ * The line that tells the buyer where the invoice stands, above everything else: paid, waiting, or over. A
+ * pending invoice of a shop with no payment method says so here, once, and what the buyer can do about it.
+ */
+function statusNotice(order: OrderRow, gateways: GatewayRow[]): string {
   if (paidStatuses.has(order.status)) {
     const after: Partial<Record<OrderRow['status'], string>> = {
       PARTIALLY_REFUNDED: 'Part of it has since been refunded.',
@@ -91,6 +114,11 @@ function statusNotice(order: OrderRow): string {
       more ? `<p>${e(more)}</p>` : '<p>Thank you. Your items are below.</p>'
     }</div>`;
   }
+  if (order.status === 'PENDING' && gateways.length === 0)
+    return `<div class="notice warn" id="payment-status">Awaiting payment<p>This shop cannot take payments right now, so
+nothing can be charged yet. Come back to this page later${
+      order.expires_at ? ` (it stays open until ${e(deadline(order.expires_at))})` : ''
+    } or contact the shop.</p></div>`;
   if (order.status === 'PENDING')
     return '<div class="notice info" id="payment-status">Awaiting payment<p>Choose how to pay below.</p></div>';
   if (order.status === 'VOIDED')
@@ -110,7 +138,8 @@ function stateSection(
       latestAttempt?.status === 'FAILED'
         ? '<p class="notice error" role="alert">Your last payment did not go through; try again.</p>'
         : '';
-    if (gateways.length === 0) return `${retry}<p>This shop has no payment method available right now.</p>`;
+    // The notice above already says there is no way to pay, and what to do.
+    if (gateways.length === 0) return retry;
     // An invoice created without a buyer email asks for it: the receipt and the customer record need one.
     const email =
       order.customer_email === null
@@ -255,11 +284,14 @@ export interface PaymentLinkPage {
   /** The shop's mode: a test shop's link page carries the TEST MODE banner. */
   livemode: boolean;
   link: PaymentLinkRow;
-  /** What the link sells, as the buyer reads it (`Game Key (Gold) × 2`), and its price per unit, when a product. */
-  product: { title: string; unitPrice: string } | undefined;
+  /** What a product link sells, its choices and its price as the invoice will charge it; undefined: an amount. */
+  offer: LinkOffer | undefined;
   /** Why it cannot sell, or null. */
   unavailable: LinkUnavailable | null;
   path: string;
+  /** A refused submission: what to correct (shown above the form), and what the buyer had filled in. */
+  problems?: string[];
+  filled?: { email?: string; variantId?: string; options?: Record<string, string> };
 }
 
 const unavailableText: Record<LinkUnavailable, string> = {
@@ -268,19 +300,89 @@ const unavailableText: Record<LinkUnavailable, string> = {
   exhausted: 'This payment link has been used as many times as the shop allows.',
 };
 
-/** A payment link's page: what it sells and a form asking for the email the receipt and goods go to. */
-export function paymentLinkPage({ brand, livemode, link, product, unavailable, path }: PaymentLinkPage): string {
+/** The form field of a variant field's choice (express's plain urlencoded parser keeps any name as it is). */
+export const optionFieldPrefix = 'option:';
+
+/**
+ * A payment link's page: what it sells at the price its invoice will charge, a choice for each variant field of
+ * the product, and the email the receipt and goods go to.
+ */
+export function paymentLinkPage({
+  brand,
+  livemode,
+  link,
+  offer,
+  unavailable,
+  path,
+  problems = [],
+  filled = {},
+}: PaymentLinkPage): string {
   const money = (amount: string) => `${e(decimalString(amount, link.currency))} ${e(link.currency)}`;
-  const what = product
-    ? `<p>${e(product.title)} × ${e(link.quantity)} <span id="price">${money(product.unitPrice)}</span> each</p>`
+  const what = offer
+    ? `<p>${e(offer.title)} × ${e(offer.quantity)}${
+        offer.quantity > 1 ? ` <span class="muted">(${money(offer.price.lines[0]!.unitPrice)} each)</span>` : ''
+      }</p>${offerPrice(offer, money)}`
     : `<p>Amount: <span id="price">${money(link.amount ?? '0')}</span></p>`;
+  const beforeTax = offer && !offer.tax.inclusive && !new Decimal(offer.tax.rate).isZero() ? ' before tax' : '';
+  const variants =
+    offer && offer.variants.length > 0
+      ? `<label for="variant">Variant</label>
+<select id="variant" name="variant" required><option value="">Choose…</option>${offer.variants
+          .map(
+            (v) =>
+              `<option value="${e(v.id)}"${filled.variantId === v.id ? ' selected' : ''}>${e(v.title)} (${money(
+                v.price,
+              )} per unit${beforeTax})</option>`,
+          )
+          .join('')}</select>`
+      : '';
+  const choices = (offer?.choices ?? [])
+    .map((choice, i) => {
+      const picked = filled.options?.[choice.name];
+      const options = choice.options
+        .map((o) => {
+          const adjust = new Decimal(o.priceAdjustment);
+          const note = adjust.isZero()
+            ? ''
+            : ` (${adjust.isNegative() ? '−' : '+'}${money(adjust.abs().toFixed())} per unit${beforeTax})`;
+          return `<option value="${e(o.value)}"${picked === o.value ? ' selected' : ''}>${e(o.value)}${note}</option>`;
+        })
+        .join('');
+      return `<label for="choice-${i}">${e(choice.name)}</label>
+<select id="choice-${i}" name="${e(optionFieldPrefix + choice.name)}" required><option value="">Choose…</option>${options}</select>`;
+    })
+    .join('\n');
+  const alert =
+    problems.length === 0
+      ? ''
+      : `<div class="notice error" id="problems" role="alert">Please check your choices<ul>${problems
+          .map((p) => `<li>${e(p)}</li>`)
+          .join('')}</ul></div>`;
   const action = unavailable
     ? `<p class="notice warn status" id="unavailable">${e(unavailableText[unavailable])}</p>`
-    : `<form method="post" action="${e(path)}"><label for="email">Your email (receipt and delivery)</label>
-<input type="email" id="email" name="email" required maxlength="254" autocomplete="email">
+    : `${alert}<form method="post" action="${e(path)}">${variants}${choices}<label for="email">Your email (receipt and delivery)</label>
+<input type="email" id="email" name="email" required maxlength="254" autocomplete="email"${
+        filled.email ? ` value="${e(filled.email)}"` : ''
+      }>
 <div class="actions"><button type="submit">Continue to payment</button></div></form>`;
   return page(`${link.title} · ${brand.name}`, `<h1>${e(link.title)}</h1>${what}${action}`, livemode, brand);
 }
+
+/** The link's total as its invoice will charge it, with the tax the shop's settings put in or on top. */
+function offerPrice(offer: LinkOffer, money: (amount: string) => string): string {
+  const { price, tax } = offer;
+  const taxed = !new Decimal(price.tax).isZero();
+  const note = !taxed
+    ? ''
+    : tax.inclusive
+      ? ` <span class="muted small" id="tax">including ${money(price.tax)} tax (${e(percent(tax.rate))})</span>`
+      : ` <span class="muted small" id="tax">${money(price.subtotal)} + ${money(price.tax)} tax (${e(
+          percent(tax.rate),
+        )})</span>`;
+  return `<p>${offer.varies ? 'Total from' : 'Total'} <strong id="price">${money(price.total)}</strong>${note}</p>`;
+}
+
+const percent = (rate: string) => `${new Decimal(rate).toFixed()}%`;
 
 export function unavailableLinkMessage(reason: LinkUnavailable): string {
   return unavailableText[reason];

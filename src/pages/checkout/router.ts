@@ -4,8 +4,7 @@ import { Router, type Request, type RequestHandler, type Response } from 'expres
 import { activeGateways } from '../../../db/queries/gateways';
 import { attachmentForDownload, itemsOfOrders, orderByUniqid } from '../../../db/queries/orders';
 import { attemptsOfOrder } from '../../../db/queries/payment-attempts';
-import { paymentLinkByUniqid, variantOfProduct } from '../../../db/queries/payment-links';
-import { productById } from '../../../db/queries/products';
+import { paymentLinkByUniqid } from '../../../db/queries/payment-links';
 import { shopById } from '../../../db/queries/shops';
 import { pageBrandOf } from '../../domain/store/settings';
 import { clockAhead } from '../../platform/clock';
@@ -13,9 +12,11 @@ import { canonicalIp } from '../../domain/customers/blacklist';
 import {
   linkUnavailability,
   orderFromPaymentLink,
+  paymentLinkOffer,
   PaymentLinkUnavailable,
 } from '../../domain/orders/payment-link-orders';
-import { ApiError } from '../../errors';
+import type { PaymentLinkRow } from '../../../db/tables';
+import { ApiError, ValidationError } from '../../errors';
 import { guardPages, pageForm, refusalTitle } from '../../http/page-guard';
 import { idShape, uniqidShape } from '../../ids';
 import { sandboxSessionShape } from '../../domain/payments/gateways';
@@ -24,8 +25,10 @@ import {
   deliveredFiles,
   invoicePage,
   messagePage,
+  optionFieldPrefix,
   paymentLinkPage,
   sandboxPage,
+  type PaymentLinkPage,
   unavailableLinkMessage,
 } from './pages';
 import {
@@ -73,10 +76,42 @@ function buyerEmail(body: Record<string, unknown>): string {
   return email;
 }
 
+/** The variant field options chosen on a link's form (field name -> option value); "Choose…" is no choice. */
+function chosenOptions(body: Record<string, unknown>): Record<string, string> {
+  const options: Record<string, string> = {};
+  for (const [name, value] of Object.entries(body))
+    if (name.startsWith(optionFieldPrefix) && typeof value === 'string' && value !== '')
+      options[name.slice(optionFieldPrefix.length)] = value;
+  return options;
+}
+
+const chooseVariant = 'Variant: choose one of the variants listed.';
+
+/**
+ * The order's refusal of a link's choices, in the buyer's words (`Size is required: choose one of M, XL`), or
+ * undefined when it is not about what the buyer chose. Other details (the merchant's catalog, not the buyer's
+ * choice) keep the refusal's own message.
+ */
+function choiceProblems(err: unknown, link: PaymentLinkRow): string[] | undefined {
+  // A variant id the product has not, sent for a link that lets the buyer choose.
+  if (err instanceof ApiError && err.code === 'VARIANT_NOT_FOUND' && link.variant_id === null) return [chooseVariant];
+  if (!(err instanceof ValidationError)) return undefined;
+  const at = 'items[0].options.';
+  return (err.details ?? []).map((d) =>
+    d.field.startsWith(at)
+      ? `${d.field.slice(at.length)} ${d.message}`
+      : d.field === 'items[0].variant_id'
+        ? chooseVariant
+        : err.message,
+  );
+}
+
 export function checkoutRouter(deps: CheckoutDeps): Router {
   const { db, services } = deps;
   const router = Router();
   const form = pageForm({ limit: '2kb', parameterLimit: 10 });
+  // A link's form also carries one choice per variant field of its product (names up to 100 characters).
+  const linkForm = pageForm({ limit: '16kb', parameterLimit: 64 });
 
   const route =
     (fn: (req: Request, res: Response) => Promise<void>): RequestHandler =>
@@ -196,64 +231,73 @@ export function checkoutRouter(deps: CheckoutDeps): Router {
     return link;
   }
 
+  /** The link's page; after a refused submission, the same page with what to correct and what was filled in. */
+  async function linkPage(
+    res: Response,
+    link: PaymentLinkRow,
+    refused?: { problems: string[]; filled: PaymentLinkPage['filled'] },
+  ): Promise<void> {
+    const [shop, brand] = await Promise.all([
+      shopById(db, link.shop_id),
+      pageBrandOf(db, link.shop_id, services.config.publicUrl),
+    ]);
+    // A test shop's link expires on its test clock.
+    const unavailable = linkUnavailability(link, clockAhead(services.clock, Number(shop?.clock_offset_ms ?? 0)).now());
+    const offer = shop && (await paymentLinkOffer(db, link, shop));
+    sendPage(
+      res,
+      unavailable ? 410 : refused ? 422 : 200,
+      paymentLinkPage({
+        brand,
+        livemode: shop?.livemode ?? true,
+        link,
+        offer,
+        unavailable,
+        path: `/link/${encodeURIComponent(link.uniqid)}`,
+        ...refused,
+      }),
+    );
+  }
+
   router.get(
     '/link/:linkUniqid',
-    route(async (req, res) => {
-      const link = await findLink(param(req, 'linkUniqid'));
-      const [shop, brand, product, variant] = await Promise.all([
-        shopById(db, link.shop_id),
-        pageBrandOf(db, link.shop_id, services.config.publicUrl),
-        link.product_id === null ? undefined : productById(db, link.shop_id, link.product_id),
-        link.product_id === null || link.variant_id === null
-          ? undefined
-          : variantOfProduct(db, link.shop_id, link.product_id, link.variant_id),
-      ]);
-      // A test shop's link expires on its test clock.
-      const unavailable = linkUnavailability(
-        link,
-        clockAhead(services.clock, Number(shop?.clock_offset_ms ?? 0)).now(),
-      );
-      sendPage(
-        res,
-        unavailable ? 410 : 200,
-        paymentLinkPage({
-          brand,
-          livemode: shop?.livemode ?? true,
-          link,
-          product: product && {
-            title: variant ? `${product.title} (${variant.title})` : product.title,
-            unitPrice: variant?.price ?? product.price,
-          },
-          unavailable,
-          path: `/link/${encodeURIComponent(link.uniqid)}`,
-        }),
-      );
-    }),
+    route(async (req, res) => linkPage(res, await findLink(param(req, 'linkUniqid')))),
   );
 
   router.post(
     '/link/:linkUniqid',
-    form,
+    linkForm,
     route(async (req, res) => {
       const link = await findLink(param(req, 'linkUniqid'));
-      const email = buyerEmail((req.body ?? {}) as Record<string, unknown>);
+      const body = (req.body ?? {}) as Record<string, unknown>;
+      const email = buyerEmail(body);
+      const options = chosenOptions(body);
+      const variantId = typeof body.variant === 'string' && body.variant !== '' ? body.variant : undefined;
       const shop = await shopById(db, link.shop_id);
-      const order = await deps.unitOfWork.write(
-        {
-          ...checkoutOrigin(link.shop_id, 'checkoutPaymentLink', requestIdOf(res)),
-          clock: clockAhead(services.clock, Number(shop?.clock_offset_ms ?? 0)),
-        },
-        (w) =>
-          orderFromPaymentLink(
-            w,
-            link.id,
-            { email, ipAddress: buyerIp(req) },
-            {
-              checkoutBaseUrl: services.config.checkoutBaseUrl,
-              orderTtlMinutes: services.config.orderTtlMinutes,
-            },
-          ),
-      );
+      let order;
+      try {
+        order = await deps.unitOfWork.write(
+          {
+            ...checkoutOrigin(link.shop_id, 'checkoutPaymentLink', requestIdOf(res)),
+            clock: clockAhead(services.clock, Number(shop?.clock_offset_ms ?? 0)),
+          },
+          (w) =>
+            orderFromPaymentLink(
+              w,
+              link.id,
+              { email, ipAddress: buyerIp(req), variantId, options },
+              {
+                checkoutBaseUrl: services.config.checkoutBaseUrl,
+                orderTtlMinutes: services.config.orderTtlMinutes,
+              },
+            ),
+        );
+      } catch (err) {
+        // A missing or unknown choice: the page again, saying which, with what the buyer filled in.
+        const problems = choiceProblems(err, link);
+        if (problems) return linkPage(res, link, { problems, filled: { email, variantId, options } });
+        throw err;
+      }
       res.redirect(303, invoiceUrl(order.uniqid));
     }),
   );
