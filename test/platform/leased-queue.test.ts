@@ -2,8 +2,9 @@
 // (db/queries/leased-queue.ts, src/worker/leased-queue.ts), checked on a real outbox table (email_marketing_syncs,
 // rows queued as a buyer queues them) with a send the test holds open: while a lease holds no other worker claims
 // the row; once it runs out another worker takes the row over and records its attempt, and the first worker's late
-// outcome is dropped (and logged), not recorded; settling releases the lease; a row not yet due is not claimed; and
-// scheduledDelayMs follows its schedule with jitter and ends after the last entry. Each queue's own outcomes,
+// outcome is dropped (and logged), not recorded, both attempts counted; a row whose outcome the database refuses to
+// record is sent at most maxAttempts times, then FAILED; settling releases the lease; a row not yet due is not
+// claimed; and scheduledDelayMs follows its schedule with jitter and ends after the last entry. Each queue's own outcomes,
 // schedules and dead-lettering are checked in its own test file.
 import { claimDueEmailMarketingSyncs, type ClaimedEmailMarketingSync } from '../../db/queries/email-marketing-sync';
 import { sql } from 'kysely';

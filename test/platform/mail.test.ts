@@ -1,7 +1,9 @@
 // Mail (src/mail/queue.ts, src/worker/mail.ts): queued in the write's transaction (and gone with it when the write
 // fails), sent after commit through a real SMTP server (smtp-server on 127.0.0.1), retried on the documented back-off
-// while the server is down and then FAILED, RECORDED without SMTP_URL and listed by the CLI, and sent exactly once
-// when workers race for the same rows (real PostgreSQL only: PGlite has a single connection).
+// while the server is down and then FAILED, given up after MAIL_MAX_ATTEMPTS sends when its outcome cannot be
+// recorded, leased on real time (a test clock advanced mid-send hands it to no second worker), RECORDED without
+// SMTP_URL and listed by the CLI, and sent exactly once when workers race for the same rows (real PostgreSQL only:
+// PGlite has a single connection).
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
