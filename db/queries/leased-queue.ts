@@ -79,8 +79,8 @@ export async function claimDue<C extends object>(
 }
 
 /**
- * The row's attempts so far (the one being recorded included: the claim counted it), locked, if this worker's lease on it still holds (else another worker has taken it
- * over, or it is settled).
+ * The row's attempts so far (the one being recorded included: the claim counted it), locked, if this worker's lease
+ * on it still holds (else another worker has taken it over, or it is settled).
  */
 export async function leasedRowForUpdate(
   trx: Transaction<Database>,

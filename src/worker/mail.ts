@@ -1,9 +1,10 @@
 // The mail job: sends the queued mail (src/mail/queue.ts) after commit. It claims due rows with FOR UPDATE SKIP
 // LOCKED and a lease (on real time, even for a shop whose test clock runs ahead), commits the claim, talks to the
-// SMTP server outside any transaction, then settles each row if its claim is still its own. Without SMTP_URL nothing is sent: the rows are settled as RECORDED, and the table
-// (readable with `npm run cli -- emails list`) is the record. Delivery is at least once: a worker that dies, or
-// loses its lease, after the server accepted a message and before the row is settled sends it again once the lease
-// runs out.
+// SMTP server outside any transaction, then settles each row if its claim is still its own. Without SMTP_URL nothing
+// is sent: the rows are settled as RECORDED, and the table (readable with `npm run cli -- emails list`) is the
+// record. Delivery is at least once: a worker that dies, or loses its lease, after the server accepted a message and
+// before the row is settled sends it again once the lease runs out; each claim counts an attempt, so a message whose
+// outcome can never be recorded is given up (FAILED) after MAIL_MAX_ATTEMPTS sends.
 import type { Kysely } from 'kysely';
 import nodemailer from 'nodemailer';
 import { claimDueEmails, markEmailAttemptFailed, markEmailSent } from '../../db/queries/outbound-emails';
