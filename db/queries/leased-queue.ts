@@ -18,28 +18,50 @@ export interface Lease {
   realNow: Date;
   until: Date;
   token: string;
+  /**
+   * Attempts a row may make in all. Each claim counts one before it is made, so an attempt whose outcome could not
+   * be recorded (its lease ran out) still counts; a row whose lease ran out with this many made is given up (FAILED)
+   * by the next claim instead of being sent again at every lease expiry forever.
+   */
+  maxAttempts: number;
   limit: number;
   shopId?: string;
 }
+
+/** last_error of a row given up because the outcome of its last attempt was never recorded. */
+export const UNRECORDED_ERROR = 'given up: the outcome of the last attempt could not be recorded';
 
 /**
  * `with due as (…), claimed as (…)`, for a query that selects from `claimed` (the claimed rows' `columns`). Rows
  * another worker holds are skipped (SKIP LOCKED while claiming, the lease after), and a lease that ran out is taken
  * over. Every shop's rows are claimed (the worker serves every shop): each carries its shop_id, and everything
- * written afterwards goes through the shop scope.
+ * written afterwards goes through the shop scope. The claim counts the attempt (`attempts` returned includes it);
+ * a row whose lease ran out after its last allowed attempt is given up here (`lost`), not claimed. At least once
+ * still holds: it was sent each of those times.
  */
 export function claimedCte(table: LeasedTable, lease: Lease, columns: readonly string[]): RawBuilder<unknown> {
+  const ofShop = lease.shopId === undefined ? sql`` : sql`and shop_id = ${lease.shopId}`;
   return sql`
-    with due as (
+    with lost as (
+      select id from ${sql.table(table)}
+      where status in ('PENDING', 'RETRYING') and next_attempt_at <= ${lease.now}
+        and lease_token is not null and lease_until <= ${lease.realNow} and attempts >= ${lease.maxAttempts} ${ofShop}
+      for update skip locked
+    ), given_up as (
+      update ${sql.table(table)} t set status = 'FAILED', next_attempt_at = null, lease_until = null,
+        lease_token = null, last_error = ${UNRECORDED_ERROR}, updated_at = ${lease.now}
+      from lost where t.id = lost.id
+    ), due as (
       select id from ${sql.table(table)}
       where status in ('PENDING', 'RETRYING') and next_attempt_at <= ${lease.now}
         and (lease_until is null or lease_until <= ${lease.realNow})
-        ${lease.shopId === undefined ? sql`` : sql`and shop_id = ${lease.shopId}`}
+        and (lease_token is null or attempts < ${lease.maxAttempts}) ${ofShop}
       order by next_attempt_at, id
       limit ${lease.limit}
       for update skip locked
     ), claimed as (
-      update ${sql.table(table)} t set lease_until = ${lease.until}, lease_token = ${lease.token}
+      update ${sql.table(table)} t set lease_until = ${lease.until}, lease_token = ${lease.token},
+        attempts = t.attempts + 1
       from due where t.id = due.id
       returning ${sql.join(columns.map((c) => sql.ref(`t.${c}`)))}
     )`;
@@ -57,8 +79,8 @@ export async function claimDue<C extends object>(
 }
 
 /**
- * The row's attempts so far, locked, if this worker's lease on it still holds (else another worker has taken it
- * over, or it is settled).
+ * The row's attempts so far (the one being recorded included: the claim counted it), locked, if this worker's lease
+ * on it still holds (else another worker has taken it over, or it is settled).
  */
 export async function leasedRowForUpdate(
   trx: Transaction<Database>,

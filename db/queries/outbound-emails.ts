@@ -34,40 +34,56 @@ export function emailsInsert(trx: Transaction<Database>, shopId: string, rows: r
 }
 
 /**
- * Claims up to `limit` due QUEUED messages of every shop (the worker serves them all), or of one (`shopId`: a shop
- * whose clock runs ahead), until `leaseUntil`: rows
- * another worker is claiming are skipped (SKIP LOCKED), and a claimed row's next_attempt_at moves to the end of its
- * lease, so no other worker takes it while the lease holds, and a worker that died holding it only delays it.
- * `lease_until` is the claim's token: the outcome is written only while it is still the claimer's.
+ * One claim of mail: due at `now` (the shop's clock: next_attempt_at is when the business wants it sent), held until
+ * `until`. The lease is transport, not business: `realNow` and `until` are real time even when a test shop's clock
+ * runs ahead, so advancing it never ends a lease early and hands the message to a second worker.
  */
-export async function claimDueEmails(
-  trx: Transaction<Database>,
-  now: Date,
-  leaseUntil: Date,
-  limit: number,
-  shopId?: string,
-): Promise<OutboundEmailRow[]> {
-  return trx
-    .with(
-      (cte) => cte('due').materialized(),
-      (db) => {
-        let due = db.selectFrom('outbound_emails').select('id');
-        if (shopId !== undefined) due = due.where('shop_id', '=', shopId);
-        return due
-          .where('status', '=', 'QUEUED')
-          .where('next_attempt_at', '<=', now)
-          .orderBy('next_attempt_at')
-          .orderBy('id')
-          .limit(limit)
-          .forUpdate()
-          .skipLocked();
-      },
+export interface MailLease {
+  now: Date;
+  realNow: Date;
+  until: Date;
+  /** Attempts a message may make in all; past them one whose outcome was never recorded is given up (FAILED). */
+  maxAttempts: number;
+  limit: number;
+  /** Only this shop's (a shop whose clock runs ahead), else every shop's. */
+  shopId?: string;
+}
+
+/** last_error of a message given up because the outcome of its last attempt was never recorded. */
+export const UNRECORDED_MAIL_ERROR = 'given up: the outcome of the last attempt could not be recorded';
+
+/**
+ * Claims up to `limit` due QUEUED messages of every shop (the worker serves them all), or of one: rows another worker
+ * is claiming are skipped (SKIP LOCKED), and a row under a lease that has not run out is not due, so no other worker
+ * takes it while the lease holds, and a worker that died holding it only delays it. `lease_until` is the claim's
+ * token: the outcome is written only while it is still the claimer's. The claim counts the attempt (`attempts`
+ * returned includes it), so an attempt whose outcome was lost still counts; a message whose lease ran out after its
+ * last allowed attempt is given up here (FAILED), not sent again at every lease expiry. At least once still holds.
+ */
+export async function claimDueEmails(trx: Transaction<Database>, lease: MailLease): Promise<OutboundEmailRow[]> {
+  const ofShop = lease.shopId === undefined ? sql`` : sql`and shop_id = ${lease.shopId}`;
+  const { rows } = await sql<OutboundEmailRow>`
+    with lost as (
+      select id from outbound_emails
+      where status = 'QUEUED' and next_attempt_at <= ${lease.now} and lease_until <= ${lease.realNow}
+        and attempts >= ${lease.maxAttempts} ${ofShop}
+      for update skip locked
+    ), given_up as (
+      update outbound_emails e set status = 'FAILED', next_attempt_at = null, lease_until = null,
+        last_error = ${UNRECORDED_MAIL_ERROR}
+      from lost where e.id = lost.id
+    ), due as (
+      select id from outbound_emails
+      where status = 'QUEUED' and next_attempt_at <= ${lease.now}
+        and (lease_until is null or (lease_until <= ${lease.realNow} and attempts < ${lease.maxAttempts})) ${ofShop}
+      order by next_attempt_at, id
+      limit ${lease.limit}
+      for update skip locked
     )
-    .updateTable('outbound_emails')
-    .set({ lease_until: leaseUntil, next_attempt_at: leaseUntil })
-    .where('id', 'in', (eb) => eb.selectFrom('due').select('due.id'))
-    .returningAll()
-    .execute();
+    update outbound_emails e set lease_until = ${lease.until}, attempts = e.attempts + 1
+    from due where e.id = due.id
+    returning e.*`.execute(trx);
+  return rows;
 }
 
 export interface EmailDelivered {

@@ -147,6 +147,7 @@ export function botNotificationJob(db: Kysely<Database>, options: BotNotificatio
   return leasedQueueJob(db, options, {
     name: 'bot-notifications',
     table: 'bot_notifications',
+    maxAttempts: BOT_MAX_ATTEMPTS,
     noun: 'bot notification',
     idField: 'notification_id',
     claim: claimDueBotNotifications,

@@ -24,7 +24,7 @@ import type { Clock } from '../platform/clock';
 import type { SecretBox } from '../platform/secret-box';
 import { signatureHeader } from '../platform/webhook-signature';
 import { leasedQueueJob, type LeasedQueueOptions } from './leased-queue';
-import { failureText, retryDelayMs } from './webhook-delivery';
+import { failureText, MAX_ATTEMPTS, retryDelayMs } from './webhook-delivery';
 import type { Job } from './worker';
 
 export interface DynamicDeliveryOptions extends LeasedQueueOptions {
@@ -233,6 +233,7 @@ export function dynamicDeliveryJob(db: Kysely<Database>, options: DynamicDeliver
   return leasedQueueJob(db, options, {
     name: 'dynamic-delivery',
     table: 'dynamic_deliveries',
+    maxAttempts: MAX_ATTEMPTS,
     noun: 'dynamic delivery',
     idField: 'delivery_id',
     claim: claimDueDynamicDeliveries,

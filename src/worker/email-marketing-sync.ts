@@ -133,6 +133,7 @@ export function emailMarketingSyncJob(db: Kysely<Database>, options: EmailMarket
   return leasedQueueJob(db, options, {
     name: 'email-marketing-sync',
     table: 'email_marketing_syncs',
+    maxAttempts: RETRY_SCHEDULE_MS.length + 1,
     noun: 'email-marketing sync',
     idField: 'sync_id',
     claim: claimDueEmailMarketingSyncs,

@@ -17,6 +17,8 @@ export interface LeasedQueue<C extends { id: string; shop_id: string }, V> {
   /** How the log names a row ('dynamic delivery'), and the field that carries its id ('delivery_id'). */
   noun: string;
   idField: string;
+  /** Attempts a row may make in all; past them a row whose outcome was never recorded is given up (FAILED). */
+  maxAttempts: number;
   claim(trx: Transaction<Database>, lease: Lease): Promise<C[]>;
   /**
    * One attempt, outside any transaction: what happened, for `record`. `clock` is the job's, or the clock of the one
@@ -76,7 +78,8 @@ export function leasedQueueJob<C extends { id: string; shop_id: string }, V>(
         options.logger.warn(`${queue.noun} finished after its lease was taken over`, { [queue.idField]: claim.id });
         return;
       }
-      await queue.record(trx, claim, row.attempts, verdict, clock);
+      // The claim counted this attempt already; `record` is given the attempts made before it.
+      await queue.record(trx, claim, row.attempts - 1, verdict, clock);
     });
   }
 
@@ -93,6 +96,7 @@ export function leasedQueueJob<C extends { id: string; shop_id: string }, V>(
         realNow,
         until: new Date(realNow.getTime() + leaseMs),
         token,
+        maxAttempts: queue.maxAttempts,
         limit: options.batch ?? 20,
         shopId: scope?.shopId,
       };
@@ -100,7 +104,8 @@ export function leasedQueueJob<C extends { id: string; shop_id: string }, V>(
       await Promise.all(
         claimed.map((c) =>
           attempt(c, token, clock).catch((err: unknown) =>
-            // Not recorded: the lease runs out and the row is tried again (at least once). Nothing is lost.
+            // Not recorded: the lease runs out and the row is tried again (at least once), each claim counting an
+            // attempt, so a row whose outcome can never be recorded is given up after maxAttempts, not sent forever.
             options.logger.warn(`${queue.noun} could not be recorded`, {
               [queue.idField]: c.id,
               error: errorText(err),

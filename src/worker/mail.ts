@@ -1,9 +1,10 @@
 // The mail job: sends the queued mail (src/mail/queue.ts) after commit. It claims due rows with FOR UPDATE SKIP
-// LOCKED and a lease, commits the claim, talks to the SMTP server outside any transaction, then settles each row if
-// its claim is still its own. Without SMTP_URL nothing is sent: the rows are settled as RECORDED, and the table
-// (readable with `npm run cli -- emails list`) is the record. Delivery is at least once: a worker that dies, or
-// loses its lease, after the server accepted a message and before the row is settled sends it again once the lease
-// runs out.
+// LOCKED and a lease (on real time, even for a shop whose test clock runs ahead), commits the claim, talks to the
+// SMTP server outside any transaction, then settles each row if its claim is still its own. Without SMTP_URL nothing
+// is sent: the rows are settled as RECORDED, and the table (readable with `npm run cli -- emails list`) is the
+// record. Delivery is at least once: a worker that dies, or loses its lease, after the server accepted a message and
+// before the row is settled sends it again once the lease runs out; each claim counts an attempt, so a message whose
+// outcome can never be recorded is given up (FAILED) after MAIL_MAX_ATTEMPTS sends.
 import type { Kysely } from 'kysely';
 import nodemailer from 'nodemailer';
 import { claimDueEmails, markEmailAttemptFailed, markEmailSent } from '../../db/queries/outbound-emails';
@@ -103,7 +104,7 @@ export function mailJob(db: Kysely<Database>, ctx: MailJobOptions): Job {
   async function handleIn(row: OutboundEmailRow, leaseUntil: Date, clock: Clock): Promise<'sent' | 'failed'> {
     const outcome = await send(row); // outside any transaction
     const now = clock.now();
-    const attempts = row.attempts + 1;
+    const attempts = row.attempts; // this one included: the claim counted it
     const settled = await db.transaction().execute(async (trx) => {
       if (outcome.ok) {
         return markEmailSent(trx, row.shop_id, row.id, leaseUntil, {
@@ -133,15 +134,24 @@ export function mailJob(db: Kysely<Database>, ctx: MailJobOptions): Job {
     onShopClocks: true,
     async runOnce(scope) {
       const clock = scope?.clock ?? ctx.clock;
-      const now = clock.now();
-      const leaseUntil = new Date(now.getTime() + leaseMs);
-      const claimed = await db
-        .transaction()
-        .execute((trx) => claimDueEmails(trx, now, leaseUntil, batch, scope?.shopId));
+      // Due on the shop's clock; leased on real time (the job's clock), which a test clock never moves.
+      const realNow = ctx.clock.now();
+      const leaseUntil = new Date(realNow.getTime() + leaseMs);
+      const claimed = await db.transaction().execute((trx) =>
+        claimDueEmails(trx, {
+          now: clock.now(),
+          realNow,
+          until: leaseUntil,
+          maxAttempts: MAIL_MAX_ATTEMPTS,
+          limit: batch,
+          shopId: scope?.shopId,
+        }),
+      );
       await Promise.all(
         claimed.map((row) =>
           handle(row, leaseUntil, clock).catch((err: unknown) =>
-            // Not settled: the lease runs out and the message is tried again. Nothing is lost.
+            // Not settled: the lease runs out and the message is tried again (nothing is lost), each claim counting
+            // an attempt, so one whose outcome can never be recorded is given up after MAIL_MAX_ATTEMPTS.
             ctx.logger.warn('mail attempt could not be recorded', {
               email_id: row.id,
               error: (err as Error)?.message,

@@ -2,11 +2,13 @@
 // (db/queries/leased-queue.ts, src/worker/leased-queue.ts), checked on a real outbox table (email_marketing_syncs,
 // rows queued as a buyer queues them) with a send the test holds open: while a lease holds no other worker claims
 // the row; once it runs out another worker takes the row over and records its attempt, and the first worker's late
-// outcome is dropped (and logged), not recorded; settling releases the lease; a row not yet due is not claimed; and
-// scheduledDelayMs follows its schedule with jitter and ends after the last entry. Each queue's own outcomes,
+// outcome is dropped (and logged), not recorded, both attempts counted; a row whose outcome the database refuses to
+// record is sent at most maxAttempts times, then FAILED; settling releases the lease; a row not yet due is not
+// claimed; and scheduledDelayMs follows its schedule with jitter and ends after the last entry. Each queue's own outcomes,
 // schedules and dead-lettering are checked in its own test file.
 import { claimDueEmailMarketingSyncs, type ClaimedEmailMarketingSync } from '../../db/queries/email-marketing-sync';
-import { settleLeasedRow } from '../../db/queries/leased-queue';
+import { sql } from 'kysely';
+import { settleLeasedRow, UNRECORDED_ERROR } from '../../db/queries/leased-queue';
 import { setEmailMarketingAsOperator } from '../../src/ops/marketing-admin';
 import { ManualClock } from '../../src/platform/clock';
 import { leasedQueueJob, scheduledDelayMs } from '../../src/worker/leased-queue';
@@ -52,6 +54,7 @@ function probeJob(label: string, recorded: { label: string; id: string; attempts
       table: 'email_marketing_syncs',
       noun: 'probe row',
       idField: 'probe_id',
+      maxAttempts: 5,
       claim: claimDueEmailMarketingSyncs,
       send: async (claim) => {
         sendCalled.push(claim);
@@ -95,7 +98,7 @@ test('a held lease keeps the row; a lease that ran out is taken over, and the la
     shop_id: shopId,
     setting_id: row!.setting_id,
     email: 'buyer@example.com',
-    attempts: 0,
+    attempts: 1, // counted by the claim, before the attempt is made
   });
   const leased = (await rowsOf(shopId))[0]!;
   expect(leased.lease_token).not.toBeNull();
@@ -119,14 +122,15 @@ test('a held lease keeps the row; a lease that ran out is taken over, and the la
   expect(t.logs).toContainEqual(
     expect.objectContaining({ message: 'probe row finished after its lease was taken over', probe_id: row!.id }),
   );
-  expect((await rowsOf(shopId))[0]).toMatchObject({ status: 'PENDING', attempts: 0 });
+  // Both claims counted an attempt: both were sent.
+  expect((await rowsOf(shopId))[0]).toMatchObject({ status: 'PENDING', attempts: 2 });
 
-  // b's answer is the one recorded.
+  // b's answer is the one recorded, a's lost attempt counted before it.
   b.releaseAll();
   expect(await roundB).toBe(1);
-  expect(recorded).toEqual([{ label: 'b', id: row!.id, attemptsBefore: 0 }]);
+  expect(recorded).toEqual([{ label: 'b', id: row!.id, attemptsBefore: 1 }]);
   const settled = (await rowsOf(shopId))[0]!;
-  expect(settled).toMatchObject({ status: 'SYNCED', attempts: 1, lease_until: null, lease_token: null });
+  expect(settled).toMatchObject({ status: 'SYNCED', attempts: 2, lease_until: null, lease_token: null });
   expect(await a.job.runOnce()).toBe(0);
 });
 
@@ -143,6 +147,70 @@ test('a row not due yet is not claimed; once due it is', async () => {
   p.releaseAll();
   expect(await round).toBe(1);
   expect(recorded).toEqual([{ label: 'p', id: (await rowsOf(shopId))[0]!.id, attemptsBefore: 0 }]);
+});
+
+test('an outcome that cannot be recorded: sent at most maxAttempts times, then FAILED, never sent again', async () => {
+  const shopId = await shopWithQueuedRow();
+  const [row] = await rowsOf(shopId);
+  const maxAttempts = 3;
+  const sent: string[] = [];
+  const job = leasedQueueJob(
+    t.db,
+    { clock, logger: t.logger, leaseMs: LEASE_MS },
+    {
+      name: 'probe-unrecorded',
+      table: 'email_marketing_syncs',
+      noun: 'probe row',
+      idField: 'probe_id',
+      maxAttempts,
+      claim: claimDueEmailMarketingSyncs,
+      send: async (claim) => {
+        sent.push(claim.id);
+        return 'sent';
+      },
+      record: async (trx, claim, attemptsBefore) => {
+        const now = clock.now();
+        await settleLeasedRow(trx, 'email_marketing_syncs', claim.shop_id, claim.id, {
+          status: 'SYNCED',
+          attempts: attemptsBefore + 1,
+          next_attempt_at: null,
+          synced_at: now,
+          updated_at: now,
+        });
+      },
+    },
+  );
+  // PostgreSQL refuses to record this shop's outcome (as it refused a NUL byte in an answer).
+  await sql`create function refuse_sync_recording() returns trigger language plpgsql as $$
+    begin raise exception 'recording refused (test fault)'; end $$`.execute(t.db);
+  await sql`create trigger refuse_sync_recording before update on email_marketing_syncs for each row
+    when (new.status = 'SYNCED' and new.shop_id = ${sql.lit(shopId)}) execute function refuse_sync_recording()`.execute(
+    t.db,
+  );
+  try {
+    for (let round = 0; round < maxAttempts + 3; round++) {
+      await job.runOnce();
+      clock.advance(LEASE_MS);
+    }
+    // Sent once per claim, every claim counted: maxAttempts sends, then given up, and nothing more.
+    expect(sent).toEqual(Array.from({ length: maxAttempts }, () => row!.id));
+    expect((await rowsOf(shopId))[0]).toMatchObject({
+      status: 'FAILED',
+      attempts: maxAttempts,
+      next_attempt_at: null,
+      lease_until: null,
+      lease_token: null,
+      last_error: UNRECORDED_ERROR,
+      synced_at: null,
+    });
+    expect(t.logs).toContainEqual(
+      expect.objectContaining({ message: 'probe row could not be recorded', probe_id: row!.id }),
+    );
+    expect(await job.runOnce()).toBe(0);
+  } finally {
+    await sql`drop trigger refuse_sync_recording on email_marketing_syncs`.execute(t.db);
+    await sql`drop function refuse_sync_recording()`.execute(t.db);
+  }
 });
 
 test('scheduledDelayMs: the schedule entry for the attempt, ±jitter; undefined (no draw) after the last', () => {

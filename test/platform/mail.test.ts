@@ -1,7 +1,9 @@
 // Mail (src/mail/queue.ts, src/worker/mail.ts): queued in the write's transaction (and gone with it when the write
 // fails), sent after commit through a real SMTP server (smtp-server on 127.0.0.1), retried on the documented back-off
-// while the server is down and then FAILED, RECORDED without SMTP_URL and listed by the CLI, and sent exactly once
-// when workers race for the same rows (real PostgreSQL only: PGlite has a single connection).
+// while the server is down and then FAILED, given up after MAIL_MAX_ATTEMPTS sends when its outcome cannot be
+// recorded, leased on real time (a test clock advanced mid-send hands it to no second worker), RECORDED without
+// SMTP_URL and listed by the CLI, and sent exactly once when workers race for the same rows (real PostgreSQL only:
+// PGlite has a single connection).
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -12,10 +14,11 @@ import type { Kysely } from 'kysely';
 import { SMTPServer } from 'smtp-server';
 import { openEmbedded, openPostgres, type DatabaseHandle } from '../../db/database';
 import { migrateToLatest } from '../../db/migrate';
-import { claimDueEmails, emailsOfShop, markEmailSent } from '../../db/queries/outbound-emails';
 import type { Database, OutboundEmailRow } from '../../db/tables';
 import * as admin from '../../src/ops/admin';
 import { mailDraft, type ReceiptData } from '../../src/mail/templates';
+import { sql } from 'kysely';
+import { claimDueEmails, emailsOfShop, markEmailSent, UNRECORDED_MAIL_ERROR } from '../../db/queries/outbound-emails';
 import { ManualClock } from '../../src/platform/clock';
 import { mailSink, queueMail } from '../../src/mail/queue';
 import { MAIL_MAX_ATTEMPTS, mailJob, mailRetrySchedule } from '../../src/worker/mail';
@@ -84,7 +87,8 @@ interface Smtp {
   close(): Promise<void>;
 }
 
-async function startSmtp(): Promise<Smtp> {
+/** `gate`: every message is received, then answered only once it resolves (a send in flight). */
+async function startSmtp(gate?: Promise<void>): Promise<Smtp> {
   const received: Received[] = [];
   const server = new SMTPServer({
     authOptional: true,
@@ -96,7 +100,8 @@ async function startSmtp(): Promise<Smtp> {
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('end', () => {
         received.push({ rcptTo: session.envelope.rcptTo.map((a) => a.address), raw: Buffer.concat(chunks).toString() });
-        callback();
+        if (gate) void gate.then(() => callback());
+        else callback();
       });
     },
   });
@@ -281,8 +286,17 @@ describe('the mail job', () => {
   test('a claim whose lease ran out is taken over; the first claimer can no longer settle the row', async () => {
     const id = await queue();
     const staleLease = new Date(clock.now().getTime() + 60_000);
-    const [claimed] = await db.transaction().execute((trx) => claimDueEmails(trx, clock.now(), staleLease, 10));
-    expect(claimed).toMatchObject({ id, lease_until: staleLease, next_attempt_at: staleLease });
+    const [claimed] = await db.transaction().execute((trx) =>
+      claimDueEmails(trx, {
+        now: clock.now(),
+        realNow: clock.now(),
+        until: staleLease,
+        maxAttempts: MAIL_MAX_ATTEMPTS,
+        limit: 10,
+      }),
+    );
+    // Leased, the attempt counted; when the business wants it sent is unchanged.
+    expect(claimed).toMatchObject({ id, lease_until: staleLease, next_attempt_at: clock.now(), attempts: 1 });
 
     const job = mailJob(db, { clock, logger, smtpUrl: smtp.url, from, leaseMs: 60_000 });
     expect(await job.runOnce()).toBe(0); // still leased
@@ -293,7 +307,7 @@ describe('the mail job', () => {
     const late = await db.transaction().execute((trx) =>
       markEmailSent(trx, shopId, id, staleLease, {
         status: 'SENT',
-        attempts: 1,
+        attempts: 2,
         providerMessageId: '<late@example>',
         sentAt: clock.now(),
       }),
@@ -301,8 +315,73 @@ describe('the mail job', () => {
     expect(late).toBe(false);
     expect((await rows())[0]).toMatchObject({
       status: 'SENT',
+      attempts: 2, // the dead worker's claim counted too
       provider_message_id: header(smtp.received[0]!.raw, 'Message-ID'),
     });
+  });
+
+  test('an outcome that cannot be recorded: sent at most MAIL_MAX_ATTEMPTS times, then FAILED, never again', async () => {
+    const id = await queue();
+    const job = mailJob(db, { clock, logger, smtpUrl: smtp.url, from, leaseMs: 60_000 });
+    // The database refuses to record this message as sent (as it refused a NUL byte in a webhook's answer).
+    await sql`create function refuse_mail_recording() returns trigger language plpgsql as $$
+      begin raise exception 'recording refused (test fault)'; end $$`.execute(db);
+    await sql`create trigger refuse_mail_recording before update on outbound_emails for each row
+      when (new.status = 'SENT') execute function refuse_mail_recording()`.execute(db);
+    try {
+      for (let round = 0; round < MAIL_MAX_ATTEMPTS + 3; round++) {
+        await job.runOnce();
+        clock.advance(60_000);
+      }
+      // Sent once per claim, every claim counted: MAIL_MAX_ATTEMPTS sends, then given up, and nothing more.
+      expect(smtp.received.map((m) => header(m.raw, 'X-Mail-Id'))).toEqual(
+        Array.from({ length: MAIL_MAX_ATTEMPTS }, () => id),
+      );
+      expect(await rows()).toEqual([
+        expect.objectContaining({
+          id,
+          status: 'FAILED',
+          attempts: MAIL_MAX_ATTEMPTS,
+          next_attempt_at: null,
+          lease_until: null,
+          sent_at: null,
+          last_error: UNRECORDED_MAIL_ERROR,
+        }),
+      ]);
+      expect(logs.some((l) => l.message === 'mail attempt could not be recorded' && l.email_id === id)).toBe(true);
+      clock.advance(24 * 3_600_000);
+      expect(await job.runOnce()).toBe(0);
+    } finally {
+      await sql`drop trigger refuse_mail_recording on outbound_emails`.execute(db);
+      await sql`drop function refuse_mail_recording()`.execute(db);
+    }
+  });
+
+  test('a test clock advanced 35 days while a message is in flight does not end its lease: sent once', async () => {
+    let release!: () => void;
+    const held = await startSmtp(new Promise<void>((resolve) => (release = resolve)));
+    try {
+      const id = await queue();
+      // The worker's passes over a test shop run on the shop's clock; the lease on the job's (real) clock.
+      const shopClock = new ManualClock(clock.now());
+      const scope = { shopId, clock: shopClock };
+      const job = () => mailJob(db, { clock, logger, smtpUrl: held.url, from, leaseMs: 60_000 });
+      const inFlight = job().runOnce(scope);
+      while (held.received.length === 0) await new Promise((r) => setTimeout(r, 20));
+
+      // 35 days later on the shop's clock, a second worker's pass over the shop: the lease still holds.
+      shopClock.advance(35 * 24 * 3_600_000);
+      expect(await job().runOnce(scope)).toBe(0);
+      expect(await job().runOnce()).toBe(0);
+
+      release();
+      expect(await inFlight).toBe(1);
+      expect(held.received).toHaveLength(1);
+      expect(await rows()).toEqual([expect.objectContaining({ id, status: 'SENT', attempts: 1, lease_until: null })]);
+    } finally {
+      release();
+      await held.close();
+    }
   });
 
   postgresOnly('two mail jobs racing on the same rows send each message exactly once', async () => {

@@ -412,7 +412,6 @@ const unscopedByDesign: Readonly<Record<string, Readonly<Record<string, string>>
     credentialsOfShop: 'admin (CLI): filters shop_id itself',
   },
   'outbound-emails.ts': {
-    claimDueEmails: 'the mail worker serves every shop: it claims due rows across shops, each settled in its shop',
     allEmails: "admin (CLI): the operator's view of every shop's mail",
   },
   'orders.ts': {
