@@ -152,9 +152,26 @@ describe('the forms of the pages', () => {
 });
 
 test('the API under /dev/v1 still answers its envelope for bad percent-encoding and NUL', async () => {
-  for (const path of ['/dev/v1/orders/%ff', '/dev/v1/orders/%E0%A4%A', '/dev/v1/orders/%00', '/dev/v1/invoices/%']) {
+  for (const path of ['/dev/v1/orders/%ff', '/dev/v1/orders/%E0%A4%A', '/dev/v1/invoices/%']) {
     const res = await t.http.get(path).set(bearer(key));
     expect({ path, status: res.status, code: res.body.error?.code }).toEqual({ path, status: 404, code: 'NOT_FOUND' });
+  }
+  // A NUL decodes: it reaches GET /orders/{id} and GET /invoices/{id}, whose ids (OrderId, as for completing or
+  // refunding) are letters, digits, '_' and '-' only.
+  for (const path of ['/dev/v1/orders/%00', '/dev/v1/invoices/%00', '/dev/v1/orders/%00/complete']) {
+    const method = path.endsWith('/complete') ? 'post' : 'get';
+    const res = await t.http[method](path).set(bearer(key));
+    expect({
+      path,
+      status: res.status,
+      code: res.body.error?.code,
+      field: res.body.error?.details?.[0]?.field,
+    }).toEqual({
+      path,
+      status: 422,
+      code: 'VALIDATION_ERROR',
+      field: 'path.id',
+    });
   }
 });
 
