@@ -39,6 +39,22 @@ async function shopWithQueuedRow(): Promise<string> {
   return shopId;
 }
 
+/** What the email-marketing queue records for a sync its receiver took: SYNCED, with the attempt it made. */
+const recordSynced = (
+  trx: Parameters<typeof settleLeasedRow>[0],
+  claim: Pick<ClaimedEmailMarketingSync, 'shop_id' | 'id'>,
+  attemptsBefore: number,
+) => {
+  const now = clock.now();
+  return settleLeasedRow(trx, 'email_marketing_syncs', claim.shop_id, claim.id, {
+    status: 'SYNCED',
+    attempts: attemptsBefore + 1,
+    next_attempt_at: null,
+    synced_at: now,
+    updated_at: now,
+  });
+};
+
 const rowsOf = (shopId: string) =>
   t.db.selectFrom('email_marketing_syncs').selectAll().where('shop_id', '=', shopId).execute();
 
@@ -63,14 +79,7 @@ function probeJob(label: string, recorded: { label: string; id: string; attempts
       },
       record: async (trx, claim, attemptsBefore, verdict) => {
         recorded.push({ label: verdict, id: claim.id, attemptsBefore });
-        const now = clock.now();
-        await settleLeasedRow(trx, 'email_marketing_syncs', claim.shop_id, claim.id, {
-          status: 'SYNCED',
-          attempts: attemptsBefore + 1,
-          next_attempt_at: null,
-          synced_at: now,
-          updated_at: now,
-        });
+        await recordSynced(trx, claim, attemptsBefore);
       },
     },
   );
@@ -169,14 +178,7 @@ test('an outcome that cannot be recorded: sent at most maxAttempts times, then F
         return 'sent';
       },
       record: async (trx, claim, attemptsBefore) => {
-        const now = clock.now();
-        await settleLeasedRow(trx, 'email_marketing_syncs', claim.shop_id, claim.id, {
-          status: 'SYNCED',
-          attempts: attemptsBefore + 1,
-          next_attempt_at: null,
-          synced_at: now,
-          updated_at: now,
-        });
+        await recordSynced(trx, claim, attemptsBefore);
       },
     },
   );

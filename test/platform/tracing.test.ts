@@ -71,12 +71,16 @@ const childrenOf = (parent: ReadableSpan) =>
     .getFinishedSpans()
     .filter((s) => s.parentSpanContext?.spanId === parent.spanContext().spanId && s !== parent);
 
-test('POST /orders -> complete -> webhook delivery: request spans, their statements, and the linked delivery', async () => {
-  exporter.reset();
-  const created = await t.http
+/** One order of the shop's product: the write both transaction tests trace. */
+const createOrder = () =>
+  t.http
     .post('/dev/v1/orders')
     .set(bearer(key))
     .send({ email: 'buyer@example.com', items: [{ product_id: product, quantity: 1 }] });
+
+test('POST /orders -> complete -> webhook delivery: request spans, their statements, and the linked delivery', async () => {
+  exporter.reset();
+  const created = await createOrder();
   expect(created.status).toBe(201);
   const completed = await t.http.post(`/dev/v1/orders/${created.body.data.id}/complete`).set(bearer(key)).send({});
   expect(completed.status).toBe(200);
@@ -161,10 +165,7 @@ test('a queued mail is a job span linked to the request that queued it; a statem
 
 test("a write's transaction: begin and commit spans around its statements, on either database", async () => {
   exporter.reset();
-  const created = await t.http
-    .post('/dev/v1/orders')
-    .set(bearer(key))
-    .send({ email: 'buyer@example.com', items: [{ product_id: product, quantity: 1 }] });
+  const created = await createOrder();
   expect(created.status).toBe(201);
   const [create] = named('createOrder');
   const statements = childrenOf(create!).sort((a, b) => hrtime(a.startTime) - hrtime(b.startTime));
