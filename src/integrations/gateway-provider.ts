@@ -139,8 +139,12 @@ export type ProviderNotice =
 
 export interface GatewayProvider {
   readonly code: ProviderCode;
-  /** The provider's own API address (GATEWAY_BASE_URLS overrides it; BTCPay has none: its `url` field). */
-  readonly defaultApiBase: string | undefined;
+  /**
+   * The provider's own API address for a shop of this mode (PayPal: api-m.sandbox.paypal.com for test shops,
+   * api-m.paypal.com for live ones; BTCPay Server has none: its connection's `url`). GATEWAY_BASE_URLS overrides it:
+   * `STRIPE=`, `PAYPAL=` (both modes) and `PAYPAL_SANDBOX=` (test shops, when PayPal's two addresses must differ).
+   */
+  defaultApiBase(livemode: boolean): string | undefined;
   /** The fields `gateway connect` reads. */
   readonly fields: readonly ConnectField[];
   /**
