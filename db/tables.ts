@@ -45,6 +45,8 @@ export interface Database {
   order_items: OrderItemsTable;
   payment_attempts: PaymentAttemptsTable;
   refunds: RefundsTable;
+  gateway_connections: GatewayConnectionsTable;
+  gateway_events: GatewayEventsTable;
   dynamic_deliveries: DynamicDeliveriesTable;
   dynamic_delivery_secrets: DynamicDeliverySecretsTable;
 
@@ -614,11 +616,31 @@ export interface PaymentAttemptsTable {
   order_id: string;
   gateway: string;
   session_id: string | null;
-  status: 'PENDING' | 'PAID' | 'FAILED';
+  status: 'PENDING' | 'PAID' | 'FAILED' | 'EXPIRED';
   amount: string;
   created_at: Timestamp;
   paid_at: NullableTimestamp;
+  /** The provider's hosted page of the session (SANDBOX's is rebuilt from its id). */
+  session_url: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The provider's payment (payment intent, capture, invoice) its refunds and disputes name. */
+  payment_ref: ColumnType<string | null, string | null | undefined, string | null>;
+  /** What the provider says arrived (a partial payment too), in `paid_currency`. */
+  paid_amount: ColumnType<string | null, string | null | undefined, string | null>;
+  paid_currency: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Money that did not pay its invoice: a second payment, one after the invoice expired, short or another currency. */
+  flag: ColumnType<AttemptFlag | null, AttemptFlag | null | undefined, AttemptFlag | null>;
+  /** Giving a flagged payment back through its provider. */
+  return_status: ColumnType<ReturnStatus | null, ReturnStatus | null | undefined, ReturnStatus | null>;
+  /** When the reconciler looks at the attempt next (the shop's clock); null: nothing to look at. */
+  reconcile_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  reconcile_count: ColumnType<number, number | undefined, number>;
+  lease_until: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  lease_token: ColumnType<string | null, string | null | undefined, string | null>;
+  last_error: ColumnType<string | null, string | null | undefined, string | null>;
 }
+
+export type AttemptFlag = 'DUPLICATE' | 'LATE' | 'SHORT' | 'CURRENCY';
+export type ReturnStatus = 'PENDING' | 'REFUNDED' | 'FAILED';
 
 export type PaymentAttemptRow = Selectable<PaymentAttemptsTable>;
 
@@ -629,6 +651,39 @@ export interface RefundsTable {
   amount: string;
   reason: string | null;
   created_at: Timestamp;
+  /** The paid attempt the money went back through (a provider refund). */
+  attempt_id: ColumnType<string | null, string | null | undefined, string | null>;
+  gateway: ColumnType<string | null, string | null | undefined, string | null>;
+  provider_refund_id: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+/** A shop's connection to a payment provider: sealed credentials, settings shown in clear. */
+export interface GatewayConnectionsTable {
+  shop_id: string;
+  gateway: string;
+  sealed_credentials: Uint8Array;
+  settings: Json<Record<string, string>>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export type GatewayConnectionRow = Selectable<GatewayConnectionsTable>;
+
+/** A verified provider webhook waiting to be applied (the leased-queue protocol). */
+export interface GatewayEventsTable {
+  id: string;
+  shop_id: string;
+  gateway: string;
+  event_id: string;
+  notice: Json<unknown>;
+  status: DeliveryStatus;
+  attempts: Int;
+  next_attempt_at: NullableTimestamp;
+  lease_until: NullableTimestamp;
+  lease_token: string | null;
+  last_error: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
 }
 
 export interface DynamicDeliveriesTable {
@@ -883,6 +938,8 @@ export interface DisputesTable {
   closed_at: NullableTimestamp;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** The provider's dispute id (Stripe dp_..., PayPal PP-D-...), when a provider opened it. */
+  provider_dispute_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export type DisputeRow = Selectable<DisputesTable>;

@@ -1,4 +1,7 @@
 // Builds the express app (no listen): the server and the tests both start here.
+import { createGateways } from './domain/payments/providers';
+import { gatewayProviders } from './integrations';
+import type { GatewayProvider } from './integrations/gateway-provider';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
@@ -53,6 +56,8 @@ export interface AppOptions {
   sleep?: (ms: number) => Promise<void>;
   /** What time-dependent rules read: the entry point's choice (the system clock; tests pass a ManualClock). */
   clock: Clock;
+  /** The payment providers (default: Stripe, PayPal, BTCPay Server; tests may pass ones with short timeouts). */
+  gatewayProviders?: readonly GatewayProvider[];
 }
 
 /** Where a write's side effects go by default: the events outbox, the mail queue and the audit trail. */
@@ -64,6 +69,7 @@ export async function createApp(options: AppOptions): Promise<express.Express> {
   const limiter = createRateLimiter(config, logger, options.redis, options.rateLimitPrefix);
   const { clock } = options;
   const secrets = await loadSecretBox(db, config.webhookSecretsKey);
+  const gateways = createGateways(options.gatewayProviders ?? gatewayProviders, config.gatewayBaseUrls, secrets);
   const unitOfWork = new UnitOfWork(db, {
     clock,
     statementTimeoutMs: config.statementTimeoutMs,
@@ -75,7 +81,7 @@ export async function createApp(options: AppOptions): Promise<express.Express> {
     db,
     readDb: db.withPlugin(new ReadOnlyPlugin()),
     unitOfWork,
-    services: { config, logger, cursors, clock, realClock: clock, secrets },
+    services: { config, logger, cursors, clock, realClock: clock, secrets, gateways },
     handlers: { ...defaultHandlers, ...options.handlers } as HandlerMap,
     limiter,
     idempotency: new Idempotency(db, unitOfWork, {
@@ -115,7 +121,7 @@ export async function createApp(options: AppOptions): Promise<express.Express> {
     }
   });
   app.use(docsRouter());
-  app.use(checkoutRouter({ db, unitOfWork, services: { config, logger, cursors, clock, realClock: clock, secrets } }));
+  app.use(checkoutRouter({ db, unitOfWork, services: { config, logger, cursors, clock, realClock: clock, secrets, gateways } }));
   app.use(await consentRouter({ db, unitOfWork, services: { config, logger, clock }, limiter }));
   app.use(themePreviewRouter({ db, services: { clock, logger } }));
   app.use(analyticsDownloadRouter({ db, clock }));

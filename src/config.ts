@@ -1,5 +1,6 @@
 // Environment -> typed, validated configuration. A bad value stops the process at start with a clear message
 // rather than misbehaving later.
+import { parseBaseUrls } from './platform/base-urls';
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import type { EmailMarketingProvider } from '../db/tables';
@@ -59,6 +60,12 @@ export interface Config {
    * provider's public host is called (Mailchimp: the key's data centre).
    */
   emailMarketingBaseUrls: Partial<Record<EmailMarketingProvider, string>>;
+  /**
+   * GATEWAY_BASE_URLS (`STRIPE=http://…,PAYPAL=http://…,PAYPAL_SANDBOX=http://…`): a payment provider's API address
+   * instead of its own (a local fake, the provider's mock). PAYPAL serves both modes unless PAYPAL_SANDBOX names the
+   * test shops' one. BTCPay Server is self-hosted: its address is part of each connection.
+   */
+  gatewayBaseUrls: Partial<Record<GatewayBaseUrlName, string>>;
   /** SMTP_URL (smtp:, smtps:) mail is sent through; unset: mail is only recorded (outbound_emails, `emails list`). */
   smtpUrl: string | undefined;
   /** The From header of outgoing mail. */
@@ -205,6 +212,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookSecretsKey: key32(env, 'WEBHOOK_SECRETS_KEY'),
     webhookTimeoutMs: int(env, 'WEBHOOK_TIMEOUT_SECONDS', 10, 1, 60) * 1000,
     emailMarketingBaseUrls: providerBaseUrls(env, 'EMAIL_MARKETING_BASE_URLS'),
+    gatewayBaseUrls: gatewayBaseUrls(env, 'GATEWAY_BASE_URLS'),
     smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),
     mailFrom: env.MAIL_FROM || 'Merchant Developer API <no-reply@localhost>',
     ...httpTimeouts(env),
@@ -235,6 +243,18 @@ function metricsEndpoint(env: NodeJS.ProcessEnv): Config['metrics'] {
 function providerBaseUrls(env: NodeJS.ProcessEnv, name: string): Partial<Record<EmailMarketingProvider, string>> {
   try {
     return parseProviderBaseUrls(env[name]);
+  } catch (err) {
+    throw new ConfigError(`${name}: ${(err as Error).message}`);
+  }
+}
+
+/** The names GATEWAY_BASE_URLS takes. */
+export const gatewayBaseUrlNames = ['STRIPE', 'PAYPAL', 'PAYPAL_SANDBOX'] as const;
+export type GatewayBaseUrlName = (typeof gatewayBaseUrlNames)[number];
+
+function gatewayBaseUrls(env: NodeJS.ProcessEnv, name: string): Partial<Record<GatewayBaseUrlName, string>> {
+  try {
+    return parseBaseUrls(env[name], gatewayBaseUrlNames);
   } catch (err) {
     throw new ConfigError(`${name}: ${(err as Error).message}`);
   }

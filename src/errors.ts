@@ -329,6 +329,16 @@ export const errorCatalog = {
     message: 'The gateway is not available.',
     doc: 'The gateway is unknown or not active for this shop (or not allowed for the product).',
   },
+  GATEWAY_UNAVAILABLE: {
+    status: 502,
+    message: 'The payment provider could not be reached.',
+    doc: 'The payment provider (Stripe, PayPal, BTCPay Server) timed out, failed, asked us to slow down or answered something it does not document. Nothing was written: the order stays as it was (PENDING and payable, or not refunded). Retry after `Retry-After` seconds with the same `Idempotency-Key`.',
+  },
+  GATEWAY_REFUSED: {
+    status: 400,
+    message: 'The payment provider refused the request.',
+    doc: "The payment provider declined a well-formed request (a refund of a payment it no longer holds, an account that cannot take this currency); the message gives the provider's reason. Nothing was written.",
+  },
   INSUFFICIENT_FUNDS: {
     status: 400,
     message: 'The balance is too small.',

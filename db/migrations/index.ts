@@ -31,6 +31,7 @@ import * as m0027 from './0027_idempotency_leases';
 import * as m0028 from './0028_test_mode';
 import * as m0029 from './0029_trace_context';
 import * as m0030 from './0030_test_clock_bound';
+import * as m0031 from './0031_gateway_connections';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -63,4 +64,5 @@ export const migrations: Record<string, Migration> = {
   '0028_test_mode': m0028,
   '0029_trace_context': m0029,
   '0030_test_clock_bound': m0030,
+  '0031_gateway_connections': m0031,
 };

@@ -6,7 +6,7 @@ import { sql, type RawBuilder, type Transaction, type Updateable } from 'kysely'
 import type { Database } from '../tables';
 import { inShop, inShopForWrite } from './shop-scope';
 
-export type LeasedTable = 'dynamic_deliveries' | 'bot_notifications' | 'email_marketing_syncs';
+export type LeasedTable = 'dynamic_deliveries' | 'bot_notifications' | 'email_marketing_syncs' | 'gateway_events';
 
 /**
  * One claim: due at `now` (the shop's clock), held until `until` by `token`, at most `limit` rows (of `shopId` only,

@@ -1,6 +1,6 @@
 // Payment attempts: one row per payment started for an invoice at a gateway (a gateway session). An invoice may
 // have several (a buyer retries, switches gateway); the order's completion is decided under the order's lock.
-import type { Transaction } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import type { Database, PaymentAttemptRow } from '../tables';
 import { inShop, inShopForWrite, type ReadDb, type ShopRow } from './shop-scope';
 
@@ -48,7 +48,24 @@ export async function updatePaymentAttempt(
   trx: Transaction<Database>,
   shopId: string,
   id: string,
-  set: Partial<Pick<ShopRow<'payment_attempts'>, 'status' | 'paid_at'>>,
+  set: Partial<
+    Pick<
+      ShopRow<'payment_attempts'>,
+      | 'status'
+      | 'paid_at'
+      | 'session_id'
+      | 'session_url'
+      | 'payment_ref'
+      | 'paid_amount'
+      | 'paid_currency'
+      | 'flag'
+      | 'return_status'
+      | 'reconcile_at'
+      | 'lease_until'
+      | 'lease_token'
+      | 'last_error'
+    >
+  >,
 ): Promise<PaymentAttemptRow> {
   return inShopForWrite(trx, shopId)
     .updateTable('payment_attempts')
@@ -67,4 +84,76 @@ export async function attemptsOfOrder(db: ReadDb, shopId: string, orderId: strin
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')
     .execute();
+}
+
+/** The shop's attempt at this gateway's session. */
+export async function attemptOfSession(
+  db: ReadDb,
+  shopId: string,
+  gateway: string,
+  sessionId: string,
+): Promise<PaymentAttemptRow | undefined> {
+  return inShop(db, shopId)
+    .selectFrom('payment_attempts')
+    .selectAll()
+    .where('gateway', '=', gateway)
+    .where('session_id', '=', sessionId)
+    .executeTakeFirst();
+}
+
+/** The shop's attempt whose provider payment (what refunds and disputes name) is this one. */
+export async function attemptOfPayment(
+  db: ReadDb,
+  shopId: string,
+  gateway: string,
+  paymentRef: string,
+): Promise<PaymentAttemptRow | undefined> {
+  return inShop(db, shopId)
+    .selectFrom('payment_attempts')
+    .selectAll()
+    .where('gateway', '=', gateway)
+    .where('payment_ref', '=', paymentRef)
+    .executeTakeFirst();
+}
+
+/** The attempt of the shop, unlocked. */
+export async function attemptById(db: ReadDb, shopId: string, id: string): Promise<PaymentAttemptRow | undefined> {
+  return inShop(db, shopId).selectFrom('payment_attempts').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** An attempt the reconciler claimed, with what it needs to call the provider again. */
+export interface ReconcileClaim {
+  id: string;
+  shop_id: string;
+  order_id: string;
+  gateway: string;
+  session_id: string | null;
+  reconcile_count: number;
+}
+
+/**
+ * Attempts due for the reconciler (reconcile_at reached on the shop's clock `now`), at `gateways`, claimed with
+ * SKIP LOCKED and a lease on real time (another worker's live lease is skipped, a lapsed one taken over).
+ */
+export async function claimReconcilableAttempts(
+  trx: Transaction<Database>,
+  gateways: readonly string[],
+  lease: { now: Date; realNow: Date; until: Date; token: string; limit: number; shopId?: string },
+): Promise<ReconcileClaim[]> {
+  const ofShop = lease.shopId === undefined ? sql`` : sql`and shop_id = ${lease.shopId}`;
+  const { rows } = await sql<ReconcileClaim>`
+    with due as (
+      select id from payment_attempts
+      where reconcile_at is not null and reconcile_at <= ${lease.now}
+        and gateway in (${sql.join(gateways)})
+        and (lease_until is null or lease_until <= ${lease.realNow}) ${ofShop}
+      order by reconcile_at, id
+      limit ${lease.limit}
+      for update skip locked
+    )
+    update payment_attempts a set lease_until = ${lease.until}, lease_token = ${lease.token},
+      reconcile_count = a.reconcile_count + 1
+    from due where a.id = due.id
+    returning a.id, a.shop_id, a.order_id, a.gateway, a.session_id, a.reconcile_count`.execute(trx);
+  return rows;
 }

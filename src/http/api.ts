@@ -27,6 +27,7 @@ import { speedUpParsing, speedUpRouter } from './fast-router';
 import type { RateLimiter } from './rate-limit';
 import {
   isSingleStatement,
+  prepareStep,
   type HandlerMap,
   type OperationContext,
   type OperationResult,
@@ -245,6 +246,7 @@ export async function createApi(options: ApiOptions) {
         write: auth ? unitOfWork.shopWrite(trx, auth.shop.id, effects, ctx.services.clock) : undefined,
       });
       const run = handler as (ctx: OperationContext) => Promise<OperationResult>;
+      const prepare = prepareStep(handler);
       if (!writeMethods.has(method)) {
         send(res, await run(ctx));
         return;
@@ -291,6 +293,11 @@ export async function createApi(options: ApiOptions) {
           origin.status = result.status ?? 200;
           return renderResult(result);
         },
+        prepare &&
+          (async () => {
+            // Outside any transaction, before it: reads through the read-only pool, like a read operation.
+            Object.assign(ctx, { prepared: await prepare(ctx) });
+          }),
       );
       sendOutcome(res, outcome);
     });

@@ -13,6 +13,7 @@ import type { Effects, ShopWrite } from '../platform/unit-of-work';
 import type { Clock } from '../platform/clock';
 import type { SecretBox } from '../platform/secret-box';
 import type { NewAuditEntry } from '../../db/queries/audit-entries';
+import type { Gateways } from '../domain/payments/providers';
 
 export interface Services {
   config: Config;
@@ -26,6 +27,8 @@ export interface Services {
   realClock: Clock;
   /** Encrypts the secrets the server must recover (webhook signing secrets). */
   secrets: SecretBox;
+  /** The payment providers and the shops' accounts at them (src/domain/payments/providers.ts). */
+  gateways: Gateways;
 }
 
 type Part<Id extends OperationId, K extends 'path' | 'query'> = Ops[Id] extends { parameters: { [P in K]?: infer T } }
@@ -94,6 +97,24 @@ export type HandlerMap = { [Id in OperationId]: OperationHandler<Id> };
  */
 export function singleStatement<Id extends OperationId>(handler: OperationHandler<Id>): OperationHandler<Id> {
   return Object.assign(handler, { singleStatement: true as const });
+}
+
+/**
+ * A write handler with a first step outside the transaction: `prepare` calls another service (a payment provider)
+ * before the unit of work opens, so no transaction is held open across that call; its result reaches the handler
+ * as `ctx.prepared`. It runs under the Idempotency-Key's claim (a replay never repeats it) and may write nothing.
+ */
+export function preparedWrite<Id extends OperationId, P>(
+  prepare: (ctx: OperationContext<Id>) => Promise<P>,
+  handler: (ctx: OperationContext<Id>, prepared: P) => Promise<OperationResult>,
+): OperationHandler<Id> {
+  const run = ((ctx: OperationContext<Id> & { prepared?: P }) => handler(ctx, ctx.prepared as P)) as OperationHandler<Id>;
+  return Object.assign(run, { prepare });
+}
+
+/** The handler's step outside the transaction, if it has one (preparedWrite). */
+export function prepareStep(handler: unknown): ((ctx: OperationContext) => Promise<unknown>) | undefined {
+  return (handler as { prepare?: (ctx: OperationContext) => Promise<unknown> }).prepare;
 }
 
 export function isSingleStatement(handler: unknown): boolean {

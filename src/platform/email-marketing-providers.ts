@@ -14,6 +14,7 @@
 //   setting does not have, so a setting with double_opt_in is not synced.
 // Base URLs are the providers' own unless EMAIL_MARKETING_BASE_URLS overrides them (src/config.ts).
 import { createHash } from 'node:crypto';
+import { parseBaseUrls } from './base-urls';
 import type { EmailMarketingProvider } from '../../db/tables';
 
 export const defaultProviderBaseUrls: Readonly<Record<EmailMarketingProvider, string>> = {
@@ -155,21 +156,5 @@ export function providerRequest(
 
 /** `MAILCHIMP=http://…,BREVO=https://…` -> base URLs by provider (EMAIL_MARKETING_BASE_URLS). Throws on a bad pair. */
 export function parseProviderBaseUrls(text: string | undefined): Partial<Record<EmailMarketingProvider, string>> {
-  const out: Partial<Record<EmailMarketingProvider, string>> = {};
-  if (text === undefined || text.trim() === '') return out;
-  for (const part of text.split(',')) {
-    const m = /^\s*([A-Za-z]+)\s*=\s*(\S+)\s*$/.exec(part);
-    const provider = m?.[1]!.toUpperCase() as EmailMarketingProvider | undefined;
-    if (!m || !provider || !(provider in defaultProviderBaseUrls))
-      throw new Error(`"${part.trim()}" is not PROVIDER=URL (MAILCHIMP, KLAVIYO, SENDGRID, BREVO)`);
-    let url: URL;
-    try {
-      url = new URL(m[2]!);
-    } catch {
-      throw new Error(`${provider}: "${m[2]}" is not a URL`);
-    }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`${provider}: use an http(s) URL`);
-    out[provider] = m[2]!.replace(/\/+$/, '');
-  }
-  return out;
+  return parseBaseUrls(text, Object.keys(defaultProviderBaseUrls) as EmailMarketingProvider[]);
 }

@@ -288,10 +288,11 @@ export class Idempotency {
     request: WriteRequest,
     origin: WriteOrigin,
     work: (trx: Transaction<Database>, effects: Effects) => Promise<StoredResponse>,
+    prepare?: () => Promise<void>,
   ): Promise<IdempotentOutcome> {
     const progress: Progress = { idempotency: 'bypassed' };
     try {
-      const response = await this.run(progress, request, origin, work);
+      const response = await this.run(progress, request, origin, work, prepare);
       return { idempotency: progress.idempotency, response };
     } catch (error) {
       return { idempotency: progress.idempotency, error };
@@ -303,9 +304,13 @@ export class Idempotency {
     request: WriteRequest,
     origin: WriteOrigin,
     work: (trx: Transaction<Database>, effects: Effects) => Promise<StoredResponse>,
+    prepare?: () => Promise<void>,
   ): Promise<StoredResponse> {
     const key = idempotencyKeyOf(request.headers);
-    if (key === undefined || request.credentialId === undefined) return this.unitOfWork.run(origin, work);
+    if (key === undefined || request.credentialId === undefined) {
+      await prepare?.();
+      return this.unitOfWork.run(origin, work);
+    }
 
     const scope: IdempotencyScope = { credentialId: request.credentialId, operationId: request.operationId, key };
     const fingerprint = requestFingerprint(request.method, request.path, request.query, request.body);
@@ -323,6 +328,9 @@ export class Idempotency {
     try {
       const stopRenewing = this.renewWhileRunning(scope, claim);
       try {
+        // A call to another service (a payment provider) the request makes before its transaction, under the key's
+        // claim: a replay never repeats it, and no transaction is open while it waits.
+        await prepare?.();
         stored = await this.unitOfWork.run(origin, async (trx, fx) => {
           const response = await work(trx, fx);
           if (!(await completeIdempotencyKey(trx, scope, claim, this.sealed(scope, response), new Date(this.now()))))

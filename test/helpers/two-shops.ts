@@ -17,7 +17,7 @@ import { hashPassword } from '../../src/auth/passwords';
 import type { Fixtures } from '../../src/ops/fixtures/fixtures';
 import { completeInvoice } from '../../src/domain/orders/completion';
 import { createOrder } from '../../src/domain/orders/create-order';
-import { createPayment } from '../../src/domain/payments/payments';
+import { createPayment, type PaymentDeps } from '../../src/domain/payments/payments';
 import { createWebhook } from '../../src/domain/webhooks/webhooks';
 import { startPreview } from '../../src/domain/themes/themes';
 import { newId, newUniqid } from '../../src/ids';
@@ -287,9 +287,10 @@ const ordersAndLinks: SeedStep = async (t, shopId, ids) => {
       .executeTakeFirstOrThrow();
     const payment = await createPayment(
       write(),
-      { currency: 'USD', plan: 'free' },
+      { currency: 'USD' },
       { title: 'Tenancy payment', value: 10, currency: 'USD' },
-      { ...deps, publicUrl: t.config.publicUrl },
+      { ...deps, publicUrl: t.config.publicUrl } as PaymentDeps,
+      { total: '10', gateway: undefined, coin: undefined },
     );
     return {
       order: completed.id,

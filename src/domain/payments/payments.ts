@@ -15,6 +15,8 @@ import { paymentUrls, paymentView } from '../../views/payment';
 import { admitBuyer } from '../customers/buyers';
 import { adapterFor, requireActiveGateway, sessionCheckoutUrl, type GatewaySession } from './gateways';
 import { requireFeature } from '../account/plans';
+import { openProviderSession, providerCodeOf, sessionAttempt, sessionReturnUrls } from './provider-sessions';
+import type { Gateways } from './providers';
 
 export interface PaymentDeps {
   /** Base of the hosted checkout (`{checkoutBaseUrl}/invoice/<uniqid>`). */
@@ -22,6 +24,7 @@ export interface PaymentDeps {
   /** Base of this server's own pages (the sandbox gateway's checkout). */
   publicUrl: string;
   orderTtlMinutes: number;
+  gateways: Gateways;
 }
 
 export interface CreatePaymentInput {
@@ -56,34 +59,94 @@ function cryptoCoin(gateway: GatewayRow | undefined, coin: string | undefined): 
   return coin;
 }
 
-export async function createPayment(
-  w: ShopWrite,
-  shop: { currency: string; plan: Plan },
+export interface PreparedPayment {
+  /** Parsed and checked against the currency's minor unit. */
+  total: string;
+  gateway: GatewayRow | undefined;
+  coin: string | undefined;
+  /** A provider's session, opened before the transaction for the invoice and attempt it names. */
+  provider?: { orderId: string; uniqid: string; attemptId: string; session: GatewaySession };
+}
+
+/**
+ * Everything POST /payments checks, and the provider's session when the payment forces a provider's gateway: opened
+ * here, outside any transaction (src/http/handler.ts preparedWrite), for the invoice and attempt ids the write will
+ * use. No checkout address is handed to anyone before the write commits, so a session whose write never happens is
+ * one nobody can pay: it runs out unpaid at the provider.
+ */
+export async function preparePayment(
+  db: ReadDb,
+  shop: { id: string; currency: string; plan: Plan; livemode: boolean },
   input: CreatePaymentInput,
   deps: PaymentDeps,
-) {
-  const { trx, shopId, effects, now } = w;
+): Promise<PreparedPayment> {
   // A checkout that opens on a coin is what the plan feature names: refused first, whatever else the request says,
   // so a shop without it learns that before fixing anything else.
   if (input.crypto_gateway !== undefined) requireFeature(shop.plan, 'nativeCryptoCheckout');
   // Refused rather than rounded: an amount the customer would be charged differently from what was sent.
   const total = parseAmount(numberText(input.value), 'value', { currency: input.currency, exclusiveMin: true });
-  const gateway = input.gateway === undefined ? undefined : await requireActiveGateway(trx, shopId, input.gateway);
+  const gateway = input.gateway === undefined ? undefined : await requireActiveGateway(db, shop.id, input.gateway);
   const coin = cryptoCoin(gateway, input.crypto_gateway);
-  // Before anything is written: a session gateway without an integration is refused here.
-  const adapter = gateway?.kind === 'SESSION' ? adapterFor(gateway, deps.publicUrl) : undefined;
+  const code = gateway && providerCodeOf(deps.gateways, gateway.code);
+  if (!gateway || !code) {
+    // Before anything is written: a session gateway without an integration is refused here.
+    if (gateway?.kind === 'SESSION') adapterFor(gateway, deps.publicUrl);
+    return { total, gateway, coin };
+  }
+  const ids = { orderId: newId('ord'), uniqid: newUniqid(), attemptId: newId('pay') };
+  const session = await openProviderSession(deps.gateways, db, shop, code, {
+    attemptId: ids.attemptId,
+    orderUniqid: ids.uniqid,
+    description: input.title,
+    amount: decimalString(total, input.currency),
+    currency: input.currency,
+    customerEmail: input.email,
+    coin,
+    ...sessionReturnUrls(deps.checkoutBaseUrl, ids.uniqid, ids.attemptId),
+  });
+  return { total, gateway, coin, provider: { ...ids, session } };
+}
 
+export async function createPayment(
+  w: ShopWrite,
+  shop: { currency: string },
+  input: CreatePaymentInput,
+  deps: PaymentDeps,
+  prepared: PreparedPayment,
+) {
+  const { trx, shopId, effects, now } = w;
+  const { total, gateway, coin, provider } = prepared;
   // One instant (w.now) for the invoice and the session it forces: getPayment knows that session by it.
   const order = await openPaymentInvoice(
     w,
     shop,
-    { total, currency: input.currency, title: input.title, email: input.email, gateway: gateway?.code, coin },
+    {
+      total,
+      currency: input.currency,
+      title: input.title,
+      email: input.email,
+      gateway: gateway?.code,
+      coin,
+      ids: provider && { id: provider.orderId, uniqid: provider.uniqid },
+    },
     deps,
   );
 
-  let session: GatewaySession | undefined;
-  if (adapter && gateway) {
-    session = adapter.startSession({
+  let session: GatewaySession | undefined = provider?.session;
+  if (provider && gateway) {
+    await insertPaymentAttempt(trx, shopId, {
+      ...sessionAttempt({
+        id: provider.attemptId,
+        orderId: order.id,
+        gateway: gateway.code,
+        sessionId: provider.session.sessionId,
+        amount: total,
+        now,
+      }),
+      session_url: provider.session.checkoutUrl,
+    });
+  } else if (gateway?.kind === 'SESSION') {
+    session = adapterFor(gateway, deps.publicUrl).startSession({
       shopId,
       orderUniqid: order.uniqid,
       amount: decimalString(total, order.currency),
@@ -122,7 +185,7 @@ export async function getPayment(
   const forced = (await attemptsOfOrder(db, shopId, order.id)).find(
     (a) => a.session_id !== null && a.created_at.getTime() === order.created_at.getTime(),
   );
-  const checkout = forced && sessionCheckoutUrl(forced.gateway, forced.session_id!, deps.publicUrl);
+  const checkout = forced && (forced.session_url ?? sessionCheckoutUrl(forced.gateway, forced.session_id!, deps.publicUrl));
   return paymentView(
     order,
     paymentUrls(deps.checkoutBaseUrl, order, order.blockchain ?? undefined),
@@ -141,6 +204,8 @@ export interface PaymentInvoice {
   paymentLinkId?: string;
   /** The buyer's address, when known (the hosted pages): checked against the blacklist. */
   ipAddress?: string;
+  /** The ids a provider's session was opened for (preparePayment); new ones otherwise. */
+  ids?: { id: string; uniqid: string };
 }
 
 /** A PENDING invoice of an amount (no products), its buyer found or created as a customer when the email is known. */
@@ -156,8 +221,8 @@ export async function openPaymentInvoice(
       ? undefined
       : await admitBuyer(w, shop, { email: invoice.email, ipAddress: invoice.ipAddress });
   const order = await insertOrder(w.trx, w.shopId, {
-    id: newId('ord'),
-    uniqid: newUniqid(),
+    id: invoice.ids?.id ?? newId('ord'),
+    uniqid: invoice.ids?.uniqid ?? newUniqid(),
     kind: 'PAYMENT',
     customer_id: customer?.id ?? null,
     customer_email: customer?.email ?? null,
