@@ -20,6 +20,7 @@ export const keptOperations: readonly (readonly [path: string, method: string])[
   ['/v1/checkout/sessions', 'post'],
   ['/v1/checkout/sessions/{session}', 'get'],
   ['/v1/refunds', 'post'],
+  ['/v1/refunds', 'get'],
   ['/v1/balance', 'get'],
 ];
 /** The resources webhook events carry in data.object, and the event envelope itself. */
