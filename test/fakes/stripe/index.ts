@@ -67,6 +67,32 @@ export interface StripeFakeOptions {
   retryAfterSeconds?: number;
 }
 
+let check: OpenApiCheck | undefined;
+
+/**
+ * One checker per test process: compiling Stripe's schemas (about 600 of them, checkout.session alone reaching most)
+ * takes seconds, so it is done once, up front, not inside the first API call a test times.
+ */
+function sharedCheck(): OpenApiCheck {
+  if (check) return check;
+  // Stripe's bodies are form-encoded: every value arrives as a string, so the checker coerces them to the
+  // document's types (unit_amount "1499" -> 1499) before judging them.
+  check = createOpenApiCheck(document, { coerceRequestBodies: true });
+  for (const [path, method] of [
+    ['/v1/checkout/sessions', 'POST'],
+    ['/v1/checkout/sessions/cs_x', 'GET'],
+    ['/v1/refunds', 'POST'],
+    ['/v1/refunds', 'GET'],
+    ['/v1/balance', 'GET'],
+  ] as const) {
+    check.request(method, path, { query: {}, ...(method === 'POST' ? { body: {} } : {}) });
+    check.response(method, path, 200, {});
+    check.response(method, path, 400, {});
+  }
+  for (const name of ['event', 'checkout.session', 'charge', 'dispute', 'refund']) check.schema(name, {});
+  return check;
+}
+
 class ApiError extends Error {
   constructor(
     readonly status: number,
@@ -107,9 +133,7 @@ export class StripeFake implements ProviderFake {
   private readonly retryAfterSeconds: number;
 
   constructor(options: StripeFakeOptions = {}) {
-    // Stripe's bodies are form-encoded: every value arrives as a string, so the checker coerces them to the
-    // document's types (unit_amount "1499" -> 1499) before judging them.
-    this.check = createOpenApiCheck(document, { coerceRequestBodies: true });
+    this.check = sharedCheck();
     this.sender = new WebhookSender(options.webhookAttempts ?? 4, options.webhookRetryDelayMs ?? 100);
     this.retryAfterSeconds = options.retryAfterSeconds ?? 2;
     this.server = createServer((req, res) => {
