@@ -221,6 +221,15 @@ describe('sessions', () => {
     await fake.pay(short.sessionId, { amount: '10.00' });
     expect(await provider.readSession(account, short.sessionId)).toMatchObject({ status: 'PAID', amount: '10.00' });
 
+    // Adaptive pricing: the buyer paid in EUR; the session says so, and so do we.
+    const converted = await provider.startSession(account, input());
+    await fake.pay(converted.sessionId, { amount: '13.80', currency: 'EUR' });
+    expect(await provider.readSession(account, converted.sessionId)).toMatchObject({
+      status: 'PAID',
+      amount: '13.80',
+      currency: 'EUR',
+    });
+
     const debit = await provider.startSession(account, input());
     await fake.startAsyncPayment(debit.sessionId);
     expect(await provider.readSession(account, debit.sessionId)).toEqual({ status: 'OPEN' });
@@ -321,6 +330,15 @@ describe('refunds', () => {
 });
 
 describe('faults', () => {
+  test('a connection with no key or an API base that is not an origin fails before any call', async () => {
+    const { account } = connect();
+    const noKey = { ...account, credentials: { webhook_secret: 'whsec_x' } };
+    expect((await failure(provider.readSession(noKey, 'cs_test_x'))).failure).toBe('unauthorized');
+    const withPath = { ...account, apiBase: `${fake.baseUrl}/stripe` };
+    expect((await failure(provider.readSession(withPath, 'cs_test_x'))).failure).toBe('unavailable');
+    expect(fake.requests).toEqual([]);
+  });
+
   test('no answer within the timeout is unavailable', async () => {
     const { account } = connect();
     fake.failNext('timeout');

@@ -1,7 +1,7 @@
 // The official stripe-node client pointed at the account's API base (Stripe itself, or GATEWAY_BASE_URLS' address:
 // the local fake in tests). One client per call: it holds the shop's key, and a shop's key is never shared.
 import Stripe from 'stripe';
-import type { ProviderAccount } from '../gateway-provider';
+import { type ProviderAccount, ProviderError } from '../gateway-provider';
 
 export interface StripeClientOptions {
   /** Per-request timeout (ms). Default 10 s; tests shorten it. */
@@ -18,11 +18,11 @@ export const defaultMaxNetworkRetries = 1;
 
 export function stripeClient(account: ProviderAccount, options: StripeClientOptions): Stripe {
   const secretKey = account.credentials.secret_key;
-  if (!secretKey) throw new Error('The Stripe connection has no secret_key.');
-  const base = new URL(account.apiBase);
+  if (!secretKey) throw new ProviderError('unauthorized', 'The Stripe connection has no secret key.');
+  const base = URL.parse(account.apiBase);
   // stripe-node joins its own paths (/v1/...) to host:port, so a base with a path would be silently dropped.
-  if (base.pathname !== '/' && base.pathname !== '') {
-    throw new Error(`The Stripe API base must be an origin without a path, not ${base.origin}${base.pathname}.`);
+  if (!base || !['http:', 'https:'].includes(base.protocol) || (base.pathname !== '/' && base.pathname !== '')) {
+    throw new ProviderError('unavailable', 'The Stripe API base must be an http(s) origin without a path.');
   }
   const protocol = base.protocol === 'http:' ? 'http' : 'https';
   return new Stripe(secretKey, {

@@ -205,9 +205,20 @@ export class StripeFake implements ProviderFake {
     }
     this.mustBeOpen(record);
     if (options.currency && options.currency.toLowerCase() !== session.currency) {
+      // Adaptive pricing: the buyer is charged in their currency; the session then speaks that currency and keeps
+      // the merchant's price in currency_conversion.
+      if (options.amount === undefined) throw new Error('A payment in another currency needs its amount too.');
+      const presented = toStripeAmount(options.amount, options.currency);
+      session.currency_conversion = {
+        amount_subtotal: session.amount_subtotal,
+        amount_total: session.amount_total,
+        fx_rate: new Decimal(presented).dividedBy(session.amount_total || 1).toFixed(6),
+        source_currency: session.currency,
+      };
       session.currency = options.currency.toLowerCase();
-    }
-    if (options.amount !== undefined) {
+      session.amount_subtotal = presented;
+      session.amount_total = presented;
+    } else if (options.amount !== undefined) {
       const paid = toStripeAmount(options.amount, session.currency);
       if (paid > session.amount_subtotal) throw new Error('Stripe Checkout never takes more than the session asks.');
       session.total_details.amount_discount = session.amount_subtotal - paid;

@@ -101,6 +101,8 @@ export interface CheckoutSession {
   client_reference_id: string | null;
   created: number;
   currency: string;
+  /** Adaptive pricing: the buyer paid in `currency`; the merchant's price was in source_currency. */
+  currency_conversion?: { amount_subtotal: number; amount_total: number; fx_rate: string; source_currency: string };
   custom_fields: never[];
   custom_text: { shipping_address: null; submit: null };
   customer_email: string | null;
