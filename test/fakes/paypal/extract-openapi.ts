@@ -13,6 +13,7 @@ import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import * as prettier from 'prettier';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };
@@ -108,7 +109,7 @@ function gitBlobSha(text: string): string {
     .digest('hex');
 }
 
-function main(): void {
+async function main(): Promise<void> {
   const gitDir = process.argv[2];
   if (!gitDir) throw new Error('usage: extract-openapi.ts <git dir of paypal-rest-api-specifications> [commit]');
   const commit = execFileSync('git', ['--git-dir', gitDir, 'rev-parse', process.argv[3] ?? 'HEAD'], {
@@ -201,25 +202,24 @@ function main(): void {
   };
 
   const out = join(__dirname, '../../fixtures/providers/paypal');
-  writeFileSync(join(out, 'openapi.json'), `${JSON.stringify(extract, null, 1)}\n`);
-  writeFileSync(
-    join(out, 'source.json'),
-    `${JSON.stringify(
-      {
-        repo: 'paypal/paypal-rest-api-specifications',
-        commit,
-        date,
-        files,
-        kept:
-          'The operations listed per file, the webhook resource schemas listed per file, and the closure of their ' +
-          '$refs; components renamed <api>__<name>. POST /v1/oauth2/token is in no published file: it is ' +
-          'hand-written in oauth2-token.openapi.json.',
-      },
-      null,
-      2,
-    )}\n`,
-  );
+  // Written as the repository's prettier writes JSON, so `npm run lint` holds the fixture too.
+  const write = async (name: string, value: unknown): Promise<void> => {
+    const file = join(out, name);
+    const options = (await prettier.resolveConfig(file)) ?? {};
+    writeFileSync(file, await prettier.format(JSON.stringify(value), { ...options, filepath: file }));
+  };
+  await write('openapi.json', extract);
+  await write('source.json', {
+    repo: 'paypal/paypal-rest-api-specifications',
+    commit,
+    date,
+    files,
+    kept:
+      'The operations listed per file, the webhook resource schemas listed per file, and the closure of their ' +
+      '$refs; components renamed <api>__<name>. POST /v1/oauth2/token is in no published file: it is ' +
+      'hand-written in oauth2-token.openapi.json.',
+  });
   console.log(`wrote ${Object.keys(paths).length} paths, ${Object.keys(components.schemas).length} schemas`);
 }
 
-main();
+void main();
