@@ -173,7 +173,9 @@ export class PayPalClient {
       });
       text = await response.text();
     } catch (error) {
-      const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
+      // By name, not instanceof: the DOMException fetch rejects with may come from another realm (test runners).
+      const name = typeof error === 'object' && error !== null ? (error as { name?: unknown }).name : undefined;
+      const timedOut = name === 'TimeoutError' || name === 'AbortError';
       throw new ProviderError(
         'unavailable',
         timedOut ? `PayPal did not answer within ${this.timeoutMs} ms` : 'PayPal could not be reached',
