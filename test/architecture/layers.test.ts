@@ -16,6 +16,8 @@ const layers: Array<[name: string, paths: string[]]> = [
   ['http', ['src/http']],
   ['auth', ['src/auth']],
   ['views, mail, config', ['src/views', 'src/mail', 'src/config.ts']],
+  // Provider adapters (src/integrations/<provider>/): called by the domain, built on platform (money, outbound HTTP).
+  ['integrations', ['src/integrations']],
   ['platform', ['src/platform']],
   ['db and leaves', ['db', 'src/errors.ts', 'src/ids.ts', 'src/logger.ts', 'src/spec.ts', 'src/generated']],
 ];

@@ -178,6 +178,19 @@ describe('PayPal: connecting', () => {
     expect((await failure(provider.verifyCredentials(liveAtSandbox))).failure).toBe('unauthorized');
   });
 
+  it('asks for a token once and reuses it for the calls that follow', async () => {
+    const account = connect();
+    const { sessionId } = await provider.startSession(account, sessionInput());
+    await provider.readSession(account, sessionId);
+    await provider.readSession(account, sessionId);
+    expect(fake.requests.map((r) => r.path)).toEqual([
+      '/v1/oauth2/token',
+      '/v2/checkout/orders',
+      `/v2/checkout/orders/${sessionId}`,
+      `/v2/checkout/orders/${sessionId}`,
+    ]);
+  });
+
   it('refuses missing credentials without calling PayPal', async () => {
     const account = { ...connect(), credentials: { client_id: 'A1' } };
     expect((await failure(provider.verifyCredentials(account))).failure).toBe('unauthorized');

@@ -44,12 +44,21 @@ function tokenKey(account: ProviderAccount): string {
   return createHash('sha256').update(`${account.apiBase}\0${client_id}\0${client_secret}`).digest('hex');
 }
 
-/** Seconds a 429 asked us to wait: delta-seconds or an HTTP date. */
-function retryAfter(header: string | null): number | undefined {
+/**
+ * Seconds a 429 asked us to wait: delta-seconds, or an HTTP date taken against the answer's own Date header (the
+ * server's clock, as RFC 9110 intends; no wall clock of ours is read).
+ */
+function retryAfter(header: string | null, date: string | null): number | undefined {
   if (header === null) return undefined;
   if (/^\d+$/.test(header.trim())) return Number(header.trim());
   const at = Date.parse(header);
-  return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - Date.now()) / 1000));
+  const sent = date === null ? Number.NaN : Date.parse(date);
+  return Number.isNaN(at) || Number.isNaN(sent) ? undefined : Math.max(0, Math.ceil((at - sent) / 1000));
+}
+
+/** Milliseconds on the process's monotonic clock: a token's lifetime is transport time, not a business time. */
+function monotonicMs(): number {
+  return performance.now();
 }
 
 /** What PayPal said, for a message a merchant may see: its error name, issue and debug id (never our inputs). */
@@ -98,7 +107,7 @@ export class PayPalClient {
   private async token(): Promise<string> {
     const key = tokenKey(this.account);
     const cached = tokens.get(key);
-    if (cached && cached.expiresAt > Date.now()) return cached.token;
+    if (cached && cached.expiresAt > monotonicMs()) return cached.token;
 
     const { client_id: clientId, client_secret: clientSecret } = this.account.credentials;
     if (!clientId || !clientSecret) {
@@ -124,7 +133,7 @@ export class PayPalClient {
     // Renewed a minute before PayPal's expiry (half the lifetime for a short one) so no call carries a token that
     // runs out on the way.
     const lifetime = body.expires_in > 120 ? body.expires_in - 60 : body.expires_in / 2;
-    tokens.set(key, { token: body.access_token, expiresAt: Date.now() + lifetime * 1000 });
+    tokens.set(key, { token: body.access_token, expiresAt: monotonicMs() + lifetime * 1000 });
     return body.access_token;
   }
 
@@ -195,7 +204,11 @@ export class PayPalClient {
         }
       }
     }
-    return { status: response.status, body, retryAfter: retryAfter(response.headers.get('retry-after')) };
+    return {
+      status: response.status,
+      body,
+      retryAfter: retryAfter(response.headers.get('retry-after'), response.headers.get('date')),
+    };
   }
 }
 
