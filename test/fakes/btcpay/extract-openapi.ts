@@ -14,6 +14,7 @@
 import { execFileSync } from 'node:child_process';
 import { writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { format } from 'prettier';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };
@@ -82,7 +83,7 @@ function resolvePointer(doc: JsonObject, ref: string): Json {
   return node;
 }
 
-function main(): void {
+async function main(): Promise<void> {
   const commit = git('rev-parse', `${ref}^{commit}`).trim();
   const date = git('log', '-1', '--format=%cI', commit).trim();
   const listing = git('ls-tree', commit, `${folder}/`)
@@ -173,7 +174,7 @@ function main(): void {
 
   const relaxed = relax(out);
   mkdirSync(outDir, { recursive: true });
-  writeFileSync(join(outDir, 'openapi.json'), `${JSON.stringify(out, null, 2)}\n`);
+  writeFileSync(join(outDir, 'openapi.json'), await formatted(out));
   const source = {
     repo,
     commit,
@@ -192,7 +193,7 @@ function main(): void {
     relaxed,
     script: 'test/fakes/btcpay/extract-openapi.ts',
   };
-  writeFileSync(join(outDir, 'source.json'), `${JSON.stringify(source, null, 2)}\n`);
+  writeFileSync(join(outDir, 'source.json'), await formatted(source));
   process.stdout.write(`wrote ${outDir} from ${repo}@${commit} (${ref})\n`);
 }
 
@@ -284,4 +285,9 @@ function relax(doc: JsonObject): string[] {
   return notes;
 }
 
-main();
+/** As the repository's prettier writes it, so `npm run lint` holds after a refresh. */
+function formatted(value: unknown): Promise<string> {
+  return format(JSON.stringify(value), { parser: 'json', printWidth: 120 });
+}
+
+void main();
