@@ -47,7 +47,9 @@ function toJsonSchema(node: Json): Json {
         : toJsonSchema(value);
   }
   if (node.nullable !== true) return out;
-  if (typeof out.type === 'string' && out.$ref === undefined && out.enum === undefined) {
+  // With an allOf (BTCPay: `{ type: string, nullable: true, allOf: [{ $ref: PaymentMethodId }] }`) the members
+  // would still refuse null: only a null alternative around the whole schema keeps 3.0's meaning.
+  if (typeof out.type === 'string' && out.$ref === undefined && out.enum === undefined && out.allOf === undefined) {
     return { ...out, type: [out.type, 'null'] };
   }
   return { anyOf: [out, { type: 'null' }] };
