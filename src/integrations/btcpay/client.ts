@@ -92,7 +92,9 @@ export async function greenfield(
       signal: AbortSignal.timeout(options.timeoutMs ?? defaultTimeoutMs),
     });
   } catch (error) {
-    const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
+    // A DOMException (TimeoutError) may come from another realm than this module's Error: read its name only.
+    const name = typeof error === 'object' && error !== null ? (error as { name?: unknown }).name : undefined;
+    const timedOut = name === 'TimeoutError' || name === 'AbortError';
     // The cause is a network condition; the URL and key are left out of the message on purpose.
     throw new ProviderError(
       'unavailable',
