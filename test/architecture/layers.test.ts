@@ -16,6 +16,8 @@ const layers: Array<[name: string, paths: string[]]> = [
   ['http', ['src/http']],
   ['auth', ['src/auth']],
   ['views, mail, config', ['src/views', 'src/mail', 'src/config.ts']],
+  // Outbound adapters (payment gateways): they speak a provider's API with platform helpers, and know no domain.
+  ['integrations', ['src/integrations']],
   ['platform', ['src/platform']],
   ['db and leaves', ['db', 'src/errors.ts', 'src/ids.ts', 'src/logger.ts', 'src/spec.ts', 'src/generated']],
 ];

@@ -280,6 +280,23 @@ describe('a server older than v2.1.2 (no paidAmount)', () => {
       expect(old.requests.map((r) => r.path).at(-1)).toBe(
         `/api/v1/stores/${oldAccount.credentials.store_id}/invoices/${session.sessionId}/payment-methods`,
       );
+
+      // The refund bound reads the same: an expired invoice paid in part refunds what was paid, no more.
+      await old.expire(session.sessionId);
+      const refund = {
+        refundId: 'ref_old',
+        paymentRef: session.sessionId,
+        sessionId: session.sessionId,
+        currency: 'USD',
+      };
+      await expect(provider.refund(oldAccount, { ...refund, amount: '30.00' })).resolves.toMatchObject({
+        status: 'PENDING',
+      });
+      const over = await providerError(
+        provider.refund(oldAccount, { ...refund, refundId: 'ref_old_2', amount: '0.01' }),
+      );
+      expect(over.failure).toBe('refused');
+      expect(old.refunds(session.sessionId).map((r) => r.amount)).toEqual(['30.00']);
     } finally {
       await old.close();
       expect(old.violations).toEqual([]);

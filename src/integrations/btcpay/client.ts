@@ -45,12 +45,10 @@ function url(account: ProviderAccount, request: GreenfieldRequest): string {
   return target.toString();
 }
 
+/** Retry-After in seconds. The HTTP-date form would need the wall clock here; it is left unsaid (undefined). */
 function retryAfter(header: string | null): number | undefined {
-  if (!header) return undefined;
-  const seconds = Number(header);
-  if (Number.isFinite(seconds) && seconds >= 0) return Math.ceil(seconds);
-  const date = Date.parse(header);
-  return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - Date.now()) / 1000));
+  if (!header || !/^\s*[0-9]+\s*$/.test(header)) return undefined;
+  return Number(header);
 }
 
 /** BTCPay's own words for a refusal, cut short: its messages name fields and rules, never our key. */

@@ -9,7 +9,7 @@
 import Decimal from 'decimal.js';
 import { ProviderError, type ProviderAccount, type ProviderRefund, type RefundRequest } from '../gateway-provider';
 import { greenfield, segment, storeId, type BtcpayClientOptions } from './client';
-import { readInvoice } from './session';
+import { paidInInvoiceCurrency, readInvoice } from './session';
 import * as shapes from './shapes';
 import type { InvoiceData, PullPaymentData, RefundInvoiceRequest } from './types';
 
@@ -35,10 +35,13 @@ function refundsOf(invoiceId: string, all: PullPaymentData[]): PullPaymentData[]
 }
 
 /** What the buyer paid, the most any refunds of the invoice may add up to. */
-function refundable(invoice: InvoiceData): Decimal {
-  const paid = new Decimal(invoice.paidAmount ?? '0');
-  // A Settled invoice marked paid by hand (or on a server without paidAmount) counts as its full amount, as
-  // BTCPay's own refund code does.
+async function refundable(
+  account: ProviderAccount,
+  invoice: InvoiceData,
+  options: BtcpayClientOptions,
+): Promise<Decimal> {
+  const paid = new Decimal(await paidInInvoiceCurrency(account, invoice, options));
+  // A Settled invoice marked paid by hand counts as its full amount, as BTCPay's own refund code does.
   if (paid.isZero() && invoice.status === 'Settled') return new Decimal(invoice.amount);
   return paid;
 }
@@ -83,7 +86,7 @@ export async function refund(
     );
   }
   const already = earlier.reduce((sum, pp) => sum.plus(pp.amount), new Decimal(0));
-  if (already.plus(request.amount).greaterThan(refundable(invoice))) {
+  if (already.plus(request.amount).greaterThan(await refundable(account, invoice, options))) {
     throw new ProviderError('refused', 'the refunds would exceed what the buyer paid');
   }
 

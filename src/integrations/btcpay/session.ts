@@ -74,7 +74,7 @@ export async function startSession(
  * What the buyer paid, in the invoice currency. `paidAmount` says it (v2.1.2 and later); older servers only give
  * each payment method's view: totalPaid (every method's payments, in that method's currency) times its rate.
  */
-async function paidInInvoiceCurrency(
+export async function paidInInvoiceCurrency(
   account: ProviderAccount,
   invoice: InvoiceData,
   options: BtcpayClientOptions,
