@@ -47,7 +47,9 @@ function toJsonSchema(node: Json): Json {
         : toJsonSchema(value);
   }
   if (node.nullable !== true) return out;
-  if (typeof out.type === 'string' && out.$ref === undefined && out.enum === undefined) {
+  // With an allOf (BTCPay: `{ type: string, nullable: true, allOf: [{ $ref: PaymentMethodId }] }`) the members
+  // would still refuse null: only a null alternative around the whole schema keeps 3.0's meaning.
+  if (typeof out.type === 'string' && out.$ref === undefined && out.enum === undefined && out.allOf === undefined) {
     return { ...out, type: [out.type, 'null'] };
   }
   return { anyOf: [out, { type: 'null' }] };
@@ -65,7 +67,7 @@ function pathMatcher(template: string): { template: string; regex: RegExp; liter
 export function createOpenApiCheck(document: unknown, options: OpenApiCheckOptions = {}): OpenApiCheck {
   const doc = document as { paths: Record<string, Record<string, Operation>>; components?: { schemas?: Schema } };
   const components = toJsonSchema((doc.components ?? {}) as Json) as Schema;
-  const makeAjv = (coerce: boolean) => {
+  const makeAjv = (coerce: boolean | 'array') => {
     const ajv = new Ajv({
       strict: false,
       allErrors: true,
@@ -81,8 +83,11 @@ export function createOpenApiCheck(document: unknown, options: OpenApiCheckOptio
   };
   const plain = makeAjv(false);
   const coercing = options.coerceRequestBodies ? makeAjv(true) : plain;
+  // Query values arrive as text (`includeArchived=true`) and a repeated name as one or many (`orderId=a`): always
+  // coerced to the parameter's type, a lone value to a one-item array where the schema wants an array.
+  const querying = makeAjv('array');
   // Formats the validator does not know (ppaas_*, unix-time, ...) are the provider's own words: accepted as is.
-  for (const ajv of new Set([plain, coercing])) {
+  for (const ajv of new Set([plain, coercing, querying])) {
     const known = new Set(Object.keys((ajv as unknown as { formats: Record<string, unknown> }).formats));
     const seen = new Set<string>();
     JSON.stringify(document, (key, value: unknown) => {
@@ -95,7 +100,7 @@ export function createOpenApiCheck(document: unknown, options: OpenApiCheckOptio
     JSON.parse(JSON.stringify(schema).replace(/"\$ref":"#\//g, '"$ref":"doc#/')) as Json;
   const cache = new Map<string, ValidateFunction>();
   const compile = (ajv: Ajv, key: string, schema: Json): ValidateFunction => {
-    const cacheKey = `${ajv === plain ? 'p' : 'c'}:${key}`;
+    const cacheKey = `${ajv === plain ? 'p' : ajv === querying ? 'q' : 'c'}:${key}`;
     let fn = cache.get(cacheKey);
     if (!fn) {
       fn = ajv.compile(rewriteRefs(toJsonSchema(schema)) as object);
@@ -151,8 +156,12 @@ export function createOpenApiCheck(document: unknown, options: OpenApiCheckOptio
           continue;
         }
         if (param.schema) {
-          const fn = compile(coercing, `${key} query ${param.name}`, param.schema);
-          out.push(...errors(fn, value, `${key} query ${param.name}`));
+          // Wrapped in an object: Ajv coerces a value in place, which it cannot do to the root.
+          const fn = compile(querying, `${key} query ${param.name}`, {
+            type: 'object',
+            properties: { value: param.schema },
+          });
+          out.push(...errors(fn, { value }, `${key} query ${param.name}`).map((e) => e.replace('/value', '')));
         }
       }
       return out;
