@@ -1,4 +1,5 @@
 // Builds the express app (no listen): the server and the tests both start here.
+import { gatewayWebhookRouter } from './http/gateway-webhooks';
 import { createGateways } from './domain/payments/providers';
 import { gatewayProviders } from './integrations';
 import type { GatewayProvider } from './integrations/gateway-provider';
@@ -121,7 +122,14 @@ export async function createApp(options: AppOptions): Promise<express.Express> {
     }
   });
   app.use(docsRouter());
-  app.use(checkoutRouter({ db, unitOfWork, services: { config, logger, cursors, clock, realClock: clock, secrets, gateways } }));
+  app.use(gatewayWebhookRouter({ db, gateways, logger, clock }));
+  app.use(
+    checkoutRouter({
+      db,
+      unitOfWork,
+      services: { config, logger, cursors, clock, realClock: clock, secrets, gateways },
+    }),
+  );
   app.use(await consentRouter({ db, unitOfWork, services: { config, logger, clock }, limiter }));
   app.use(themePreviewRouter({ db, services: { clock, logger } }));
   app.use(analyticsDownloadRouter({ db, clock }));

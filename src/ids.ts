@@ -11,6 +11,7 @@ export type IdPrefix =
   | 'cus'
   | 'wal'
   | 'ord'
+  | 'gwe'
   | 'item'
   | 'pay'
   | 'evt'

@@ -61,3 +61,18 @@ export async function updateDispute(
     .returningAll()
     .executeTakeFirstOrThrow();
 }
+
+/** The shop's dispute the provider opened with this id. */
+export async function disputeOfProvider(
+  db: ReadDb,
+  shopId: string,
+  gateway: string,
+  providerDisputeId: string,
+): Promise<DisputeRow | undefined> {
+  return inShop(db, shopId)
+    .selectFrom('disputes')
+    .selectAll()
+    .where('gateway', '=', gateway)
+    .where('provider_dispute_id', '=', providerDisputeId)
+    .executeTakeFirst();
+}

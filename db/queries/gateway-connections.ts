@@ -42,6 +42,10 @@ export async function gatewayConnection(
 
 /** The providers the shop is connected to, by code. */
 export async function connectedGatewayCodes(db: ReadDb, shopId: string): Promise<string[]> {
-  const rows = await inShop(db, shopId).selectFrom('gateway_connections').select('gateway').orderBy('gateway').execute();
+  const rows = await inShop(db, shopId)
+    .selectFrom('gateway_connections')
+    .select('gateway')
+    .orderBy('gateway')
+    .execute();
   return rows.map((r) => r.gateway);
 }

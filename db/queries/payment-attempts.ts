@@ -157,3 +157,32 @@ export async function claimReconcilableAttempts(
     returning a.id, a.shop_id, a.order_id, a.gateway, a.session_id, a.reconcile_count`.execute(trx);
   return rows;
 }
+
+/** Ends the reconciler's lease on the attempt with `set`, if `token` still holds it; false when it does not. */
+export async function releaseReconcileLease(
+  trx: Transaction<Database>,
+  shopId: string,
+  id: string,
+  token: string,
+  set: Partial<
+    Pick<ShopRow<'payment_attempts'>, 'reconcile_at' | 'return_status' | 'last_error' | 'session_id' | 'session_url'>
+  >,
+): Promise<boolean> {
+  const result = await inShopForWrite(trx, shopId)
+    .updateTable('payment_attempts')
+    .set({ ...set, lease_until: null, lease_token: null })
+    .where('id', '=', id)
+    .where('lease_token', '=', token)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Removes an attempt whose provider session could not be opened (still PENDING, no session): nothing is left. */
+export async function deletePendingAttempt(trx: Transaction<Database>, shopId: string, id: string): Promise<void> {
+  await inShopForWrite(trx, shopId)
+    .deleteFrom('payment_attempts')
+    .where('id', '=', id)
+    .where('status', '=', 'PENDING')
+    .where('session_id', 'is', null)
+    .execute();
+}

@@ -23,3 +23,18 @@ export async function refundsOfOrder(db: ReadDb, shopId: string, orderId: string
     .orderBy('id')
     .execute();
 }
+
+/** The shop's refund recorded for this provider refund, if any (one row per provider refund). */
+export async function refundOfProviderRefund(
+  db: ReadDb,
+  shopId: string,
+  gateway: string,
+  providerRefundId: string,
+): Promise<RefundRow | undefined> {
+  return inShop(db, shopId)
+    .selectFrom('refunds')
+    .selectAll()
+    .where('gateway', '=', gateway)
+    .where('provider_refund_id', '=', providerRefundId)
+    .executeTakeFirst();
+}

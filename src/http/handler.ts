@@ -108,7 +108,8 @@ export function preparedWrite<Id extends OperationId, P>(
   prepare: (ctx: OperationContext<Id>) => Promise<P>,
   handler: (ctx: OperationContext<Id>, prepared: P) => Promise<OperationResult>,
 ): OperationHandler<Id> {
-  const run = ((ctx: OperationContext<Id> & { prepared?: P }) => handler(ctx, ctx.prepared as P)) as OperationHandler<Id>;
+  const run = ((ctx: OperationContext<Id> & { prepared?: P }) =>
+    handler(ctx, ctx.prepared as P)) as OperationHandler<Id>;
   return Object.assign(run, { prepare });
 }
 

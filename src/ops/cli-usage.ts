@@ -51,6 +51,28 @@ const entries: CommandUsage[] = [
     about: [],
   },
   { command: 'gateway list', options: ['--shop SHOP_ID'], about: [] },
+  {
+    command: 'gateway connect stripe',
+    options: ['--shop SHOP_ID --mode live|test [--secrets-stdin]'],
+    about: [
+      'reads STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET from the environment (or a JSON object on stdin);',
+      'a live shop takes sk_live_/rk_live_ keys only, a test shop sk_test_/rk_test_; checked with Stripe, then',
+      "stored encrypted; prints the shop's webhook address",
+    ],
+  },
+  {
+    command: 'gateway connect paypal',
+    options: ['--shop SHOP_ID --mode live|test [--secrets-stdin]'],
+    about: [
+      'reads PAYPAL_CLIENT_ID, PAYPAL_CLIENT_SECRET and PAYPAL_WEBHOOK_ID; a test shop connects at',
+      "PayPal's sandbox, a live one at PayPal; prints the shop's webhook address",
+    ],
+  },
+  {
+    command: 'gateway connect btcpay',
+    options: ['--shop SHOP_ID --mode live|test --url BTCPAY_SERVER_URL [--coins BTC-CHAIN,BTC-LN] [--secrets-stdin]'],
+    about: ["reads BTCPAY_API_KEY, BTCPAY_STORE_ID and BTCPAY_WEBHOOK_SECRET; prints the shop's webhook address"],
+  },
   { command: 'tax set', options: ['--shop SHOP_ID --rate 20 [--inclusive]'], about: [] },
   {
     command: 'coupon create',

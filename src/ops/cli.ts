@@ -2,6 +2,7 @@
 // With --json exactly one JSON document is printed on stdout (also for errors, as { "error": { "message" } }).
 // runCli is the whole program minus the process: tests run it in-process on their open database (one spawn costs
 // seconds: tsx, then the database opened and migrated); the entry at the bottom only wires the process to it.
+import { connectCommands, connectFields, connectShopGateway } from './gateway-admin';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
@@ -204,6 +205,7 @@ async function run(
       password: { type: 'string' },
       mode: { type: 'string' },
       seconds: { type: 'string' },
+      'secrets-stdin': { type: 'boolean' },
     },
   });
   const command = positionals.join(' ');
@@ -232,6 +234,16 @@ async function run(
     command === 'email-marketing set'
       ? marketingAdmin.emailMarketingApiKeyFrom(values['api-key-stdin'] === true, ctx.env, ctx.readStdin)
       : undefined;
+
+  const connecting = connectCommands[command];
+  const gatewayFields = connecting
+    ? connectFields(
+        connecting,
+        { secretsStdin: values['secrets-stdin'] === true, url: values.url },
+        ctx.env,
+        ctx.readStdin,
+      )
+    : {};
 
   const { handle, release } = await database();
   const { db } = handle;
@@ -359,6 +371,22 @@ async function run(
         return {
           json: gateway,
           text: `Gateway ${gateway.code} (${gateway.kind}${gateway.coins.length ? `: ${gateway.coins.join(',')}` : ''}) is ${gateway.active ? 'active' : 'inactive'}`,
+        };
+      }
+      case 'gateway connect stripe':
+      case 'gateway connect paypal':
+      case 'gateway connect btcpay': {
+        const connection = await connectShopGateway(db, ctx.config, systemClock, {
+          shopId: required(values, 'shop'),
+          code: connecting!,
+          fields: gatewayFields,
+          coins: values.coins,
+        });
+        return {
+          json: connection,
+          text:
+            `Connected ${connection.gateway} (${connection.mode} mode). Point the provider's webhooks at:\n` +
+            `${connection.webhook_url}\n(the credentials are stored encrypted and never shown again)`,
         };
       }
       case 'gateway list': {

@@ -6,6 +6,11 @@ import type { Config } from '../config';
 import type { Logger } from '../logger';
 import type { Clock } from '../platform/clock';
 import { mailJob } from './mail';
+import { createGateways } from '../domain/payments/providers';
+import { gatewayProviders } from '../integrations';
+import type { GatewayProvider } from '../integrations/gateway-provider';
+import { gatewayEventJob } from './gateway-events';
+import { paymentReconcilerJob } from './payment-reconciler';
 import { loadSecretBox } from '../platform/secret-box';
 import { analyticsReportJob } from './analytics-reports';
 import { botNotificationJob } from './bot-notifications';
@@ -16,8 +21,16 @@ import { subscriptionRenewalJob } from './subscription-renewals';
 import { webhookDeliveryJob } from './webhook-delivery';
 import { Worker, type Job } from './worker';
 
-export async function workerJobs(db: Kysely<Database>, config: Config, logger: Logger, clock: Clock): Promise<Job[]> {
+export async function workerJobs(
+  db: Kysely<Database>,
+  config: Config,
+  logger: Logger,
+  clock: Clock,
+  /** The payment providers (default: Stripe, PayPal, BTCPay Server). */
+  providers?: readonly GatewayProvider[],
+): Promise<Job[]> {
   const secrets = await loadSecretBox(db, config.webhookSecretsKey);
+  const gateways = createGateways(providers ?? gatewayProviders, config.gatewayBaseUrls, secrets);
   return [
     webhookDeliveryJob(db, {
       clock,
@@ -38,6 +51,8 @@ export async function workerJobs(db: Kysely<Database>, config: Config, logger: L
       timeoutMs: config.webhookTimeoutMs,
     }),
     botNotificationJob(db, { clock, logger, secrets, apiUrl: config.telegramApiUrl }),
+    gatewayEventJob(db, { clock, logger, gateways, checkoutBaseUrl: config.checkoutBaseUrl }),
+    paymentReconcilerJob(db, { clock, logger, gateways, checkoutBaseUrl: config.checkoutBaseUrl }),
     emailMarketingSyncJob(db, {
       clock,
       logger,
@@ -55,6 +70,7 @@ export async function createWorker(
   config: Config,
   logger: Logger,
   clock: Clock,
+  providers?: readonly GatewayProvider[],
 ): Promise<Worker> {
-  return new Worker(await workerJobs(db, config, logger, clock), { logger, shopClocks: { db, clock } });
+  return new Worker(await workerJobs(db, config, logger, clock, providers), { logger, shopClocks: { db, clock } });
 }

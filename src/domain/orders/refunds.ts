@@ -20,10 +20,29 @@ export interface RefundInput {
   reason?: string;
 }
 
+/** A refund the payment provider made (through our API or in its own dashboard): recorded once, by its id. */
+export interface ProviderRefundRecord {
+  /** Our refund id (the seed of the provider's idempotency key), when we asked for it. */
+  refundId?: string;
+  attemptId: string;
+  gateway: string;
+  providerRefundId: string;
+  /**
+   * The amount is only what the provider gave back (a dashboard refund): no part of it goes to the buyer's wallet.
+   * Through our API the amount is the whole refund, the wallet's part first and the provider's the rest.
+   */
+  providerOnly: boolean;
+}
+
 /** The statuses a refund may start from. */
 const refundable: ReadonlySet<string> = new Set(['COMPLETED', 'PARTIALLY_REFUNDED']);
 
-export async function refundOrder(w: ShopWrite, orderId: string, input: RefundInput): Promise<{ message: string }> {
+export async function refundOrder(
+  w: ShopWrite,
+  orderId: string,
+  input: RefundInput,
+  provider?: ProviderRefundRecord,
+): Promise<{ message: string }> {
   const { trx, shopId, effects, now } = w;
   const order = await orders.orderByIdForUpdate(trx, shopId, orderId);
   if (!order) throw new NotFoundError('INVOICE_NOT_FOUND');
@@ -67,11 +86,14 @@ export async function refundOrder(w: ShopWrite, orderId: string, input: RefundIn
   const status = fully ? 'REFUNDED' : 'PARTIALLY_REFUNDED';
   const reason = input.reason ?? null;
   const refund = await refunds.insertRefund(trx, shopId, {
-    id: newId('rfd'),
+    id: provider?.refundId ?? newId('rfd'),
     order_id: order.id,
     amount: amount.toFixed(),
     reason,
     created_at: now,
+    attempt_id: provider?.attemptId ?? null,
+    gateway: provider ? provider.gateway : null,
+    provider_refund_id: provider ? provider.providerRefundId : null,
   });
   // A full refund revokes the license keys the order issued (src/domain/licenses/issuing.ts).
   if (fully) await revokeOrderLicenses(w, order.id);
@@ -89,7 +111,9 @@ export async function refundOrder(w: ShopWrite, orderId: string, input: RefundIn
     updated_at: now,
   });
   // What the buyer's wallet paid goes back to it first (src/domain/orders/wallet-orders.ts); the rest is the gateway's.
-  const note = walletRefundNote(await refundToWallet(w, order, amount, alreadyRefunded), currency);
+  const note = provider?.providerOnly
+    ? ''
+    : walletRefundNote(await refundToWallet(w, order, amount, alreadyRefunded), currency);
   // The buyer's total_spent is computed from its paid orders minus `refunded` (db/queries/customers.ts).
   const shown = decimalString(amount, currency);
   effects.emit('order:refunded', {

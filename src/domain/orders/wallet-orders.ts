@@ -63,17 +63,25 @@ export async function releaseWalletHoldOfOrder(w: ShopWrite, order: OrderRow): P
  * wallet (ORDER_REFUND ledger row), the wallet first — min(amount, what the wallet paid and has not had back).
  * Returns that part ('0' when none), for the refund's message.
  */
+/** The part of a refund of `amount` that goes back to the buyer's wallet (what the wallet paid goes back first). */
+export function walletPartOfRefund(
+  order: Pick<OrderRow, 'customer_id' | 'balance_paid'>,
+  amount: Decimal.Value,
+  alreadyRefunded: Decimal.Value,
+): Decimal {
+  const paid = new Decimal(order.balance_paid);
+  if (order.customer_id === null || paid.isZero()) return new Decimal(0);
+  return Decimal.min(Decimal.max(paid.minus(alreadyRefunded), 0), amount);
+}
+
 export async function refundToWallet(
   w: ShopWrite,
   order: OrderRow,
   amount: Decimal.Value,
   alreadyRefunded: Decimal.Value,
 ): Promise<string> {
-  const paid = new Decimal(order.balance_paid);
-  if (order.customer_id === null || paid.isZero()) return '0';
-  const owed = Decimal.max(paid.minus(alreadyRefunded), 0);
-  const part = Decimal.min(owed, amount);
-  if (part.isZero()) return '0';
+  const part = walletPartOfRefund(order, amount, alreadyRefunded);
+  if (part.isZero() || order.customer_id === null) return '0';
   await moveWallet(w, order.customer_id, {
     amount: part.toFixed(),
     type: 'ORDER_REFUND',

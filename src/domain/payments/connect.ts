@@ -40,7 +40,11 @@ export function gatewayWebhookUrl(publicUrl: string, code: string, shopId: strin
 /** The coins a BTCPay checkout offers unless the operator names others: on-chain bitcoin and Lightning. */
 const defaultCoins = ['BTC-CHAIN', 'BTC-LN'];
 
-export async function connectGateway(db: Kysely<Database>, gateways: Gateways, input: ConnectInput): Promise<Connection> {
+export async function connectGateway(
+  db: Kysely<Database>,
+  gateways: Gateways,
+  input: ConnectInput,
+): Promise<Connection> {
   const { shop, code } = input;
   const provider = gateways.provider(code);
   if (!provider) throw new GatewayConnectError(`${code} has no integration on this server`);
@@ -65,7 +69,9 @@ export async function connectGateway(db: Kysely<Database>, gateways: Gateways, i
     );
   }
   const settings = Object.fromEntries(
-    provider.fields.filter((f) => !f.secret && credentials[f.name] !== undefined).map((f) => [f.name, credentials[f.name]!]),
+    provider.fields
+      .filter((f) => !f.secret && credentials[f.name] !== undefined)
+      .map((f) => [f.name, credentials[f.name]!]),
   );
   const crypto = code === 'BTCPAY';
   await db.transaction().execute(async (trx) => {

@@ -185,7 +185,8 @@ export async function getPayment(
   const forced = (await attemptsOfOrder(db, shopId, order.id)).find(
     (a) => a.session_id !== null && a.created_at.getTime() === order.created_at.getTime(),
   );
-  const checkout = forced && (forced.session_url ?? sessionCheckoutUrl(forced.gateway, forced.session_id!, deps.publicUrl));
+  const checkout =
+    forced && (forced.session_url ?? sessionCheckoutUrl(forced.gateway, forced.session_id!, deps.publicUrl));
   return paymentView(
     order,
     paymentUrls(deps.checkoutBaseUrl, order, order.blockchain ?? undefined),

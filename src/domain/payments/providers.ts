@@ -18,7 +18,11 @@ export interface Gateways {
   /** The adapter of a gateway code, when this server has one (SANDBOX and manual gateways have none). */
   provider(code: string): GatewayProvider | undefined;
   /** The shop's account at the provider: undefined when the shop has not connected it. */
-  account(db: ReadDb, shop: { id: string; livemode: boolean }, code: ProviderCode): Promise<ProviderAccount | undefined>;
+  account(
+    db: ReadDb,
+    shop: { id: string; livemode: boolean },
+    code: ProviderCode,
+  ): Promise<ProviderAccount | undefined>;
   /** The account built from credentials being connected (not stored yet). */
   accountOf(code: ProviderCode, livemode: boolean, credentials: Record<string, string>): ProviderAccount;
   /** Seals a connection's credentials for its row (shop, provider). */
@@ -46,7 +50,8 @@ export function createGateways(
   };
   const accountOf = (code: ProviderCode, livemode: boolean, credentials: Record<string, string>) => {
     const provider = byCode.get(code);
-    if (!provider) throw new ApiError('GATEWAY_NOT_AVAILABLE', `The gateway ${code} has no integration on this server.`);
+    if (!provider)
+      throw new ApiError('GATEWAY_NOT_AVAILABLE', `The gateway ${code} has no integration on this server.`);
     return { livemode, credentials, apiBase: apiBase(provider, livemode, credentials) };
   };
   return {

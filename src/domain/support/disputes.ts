@@ -85,6 +85,9 @@ export interface OpenDisputeInput {
   /** The gateway opening it: only the one that took the order's payment may. */
   gateway: string;
   reason?: string;
+  /** The provider's id of the dispute (its close event names it) and the provider's evidence deadline. */
+  providerDisputeId?: string;
+  evidenceDueBy?: Date;
 }
 
 export async function openDispute(w: ShopWrite, orderId: string, input: OpenDisputeInput): Promise<DisputeView> {
@@ -125,7 +128,8 @@ export async function openDispute(w: ShopWrite, orderId: string, input: OpenDisp
     currency: order.currency,
     customer_email: order.customer_email,
     order_status_before: order.status as 'COMPLETED' | 'PARTIALLY_REFUNDED',
-    evidence_due_by: new Date(now.getTime() + EVIDENCE_DAYS * 86_400_000),
+    evidence_due_by: input.evidenceDueBy ?? new Date(now.getTime() + EVIDENCE_DAYS * 86_400_000),
+    provider_dispute_id: input.providerDisputeId ?? null,
     closed_at: null,
     created_at: now,
     updated_at: now,

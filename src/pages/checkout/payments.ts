@@ -5,8 +5,9 @@ import type { Kysely } from 'kysely';
 import { orderByIdForUpdate, orderByUniqid, updateOrder } from '../../../db/queries/orders';
 import { gatewayByCode } from '../../../db/queries/gateways';
 import {
-  attemptByIdForUpdate,
+  attemptById,
   attemptBySession,
+  deletePendingAttempt,
   insertPaymentAttempt,
   updatePaymentAttempt,
 } from '../../../db/queries/payment-attempts';
@@ -14,7 +15,15 @@ import { shopById } from '../../../db/queries/shops';
 import type { Database, OrderRow, PaymentAttemptRow } from '../../../db/tables';
 import { admitBuyer } from '../../domain/customers/buyers';
 import { adapterFor, gatewayOfferedIn } from '../../domain/payments/gateways';
-import { completeInvoice } from '../../domain/orders/completion';
+import { applySessionState } from '../../domain/payments/notices';
+import { settleAttempt } from '../../domain/payments/settlement';
+import {
+  openProviderSession,
+  providerCodeOf,
+  sessionAttempt,
+  sessionReturnUrls,
+} from '../../domain/payments/provider-sessions';
+import type { ProviderCode } from '../../integrations/gateway-provider';
 import { amountDue } from '../../domain/orders/wallet-orders';
 import type { Services } from '../../http/handler';
 import { newId } from '../../ids';
@@ -73,7 +82,8 @@ export async function startPayment(
   const gateway = gatewayCode === '' ? undefined : await gatewayByCode(db, order.shop_id, gatewayCode);
   if (!gateway || !gateway.active)
     throw new CheckoutRefusal(400, 'Payment method not available', 'This shop does not accept that payment method.');
-  if (gateway.kind !== 'SESSION' || gateway.code !== SANDBOX)
+  const providerCode = providerCodeOf(services.gateways, gateway.code);
+  if (!providerCode && (gateway.kind !== 'SESSION' || gateway.code !== SANDBOX))
     throw new CheckoutRefusal(
       400,
       'Payment method not available here',
@@ -83,6 +93,7 @@ export async function startPayment(
     throw new CheckoutRefusal(400, 'Invoice not payable', 'This invoice is no longer waiting for a payment.');
   if (order.customer_email === null && email === undefined)
     throw new CheckoutRefusal(400, 'Email needed', 'Enter the email address the receipt goes to.');
+  if (providerCode) return startProviderPayment(deps, order, providerCode, requestId, { email, ipAddress });
 
   const session = adapterFor(gateway, services.config.publicUrl).startSession({
     shopId: order.shop_id,
@@ -113,12 +124,118 @@ export async function startPayment(
   return session.checkoutUrl;
 }
 
+/**
+ * A session at a payment provider, in the order the issue of a lost write asks for: the attempt is written first
+ * (its id is the provider's idempotency key and rides in the session), the provider is called outside any
+ * transaction, then the session is recorded. A crash between the two leaves an attempt without a session, which the
+ * reconciler completes by asking the provider again with the same key (the same session comes back); a provider
+ * that fails or refuses leaves nothing (the attempt is deleted) and the buyer a page saying to try again.
+ */
+async function startProviderPayment(
+  deps: CheckoutDeps,
+  order: OrderRow,
+  code: ProviderCode,
+  requestId: string,
+  buyer: { email: string | undefined; ipAddress: string | undefined },
+): Promise<string> {
+  const { db, unitOfWork, services } = deps;
+  const shop = await shopById(db, order.shop_id);
+  if (!shop) throw notFound.invoice();
+  const attemptId = newId('pay');
+  const opened = await unitOfWork.write(checkoutOrigin(order.shop_id, 'checkoutStartPayment', requestId), async (w) => {
+    const locked = await orderByIdForUpdate(w.trx, order.shop_id, order.id);
+    if (locked?.status !== 'PENDING')
+      throw new CheckoutRefusal(400, 'Invoice not payable', 'This invoice is no longer waiting for a payment.');
+    const paying =
+      locked.customer_email === null && buyer.email !== undefined
+        ? await setBuyer(w, locked, { email: buyer.email, ipAddress: buyer.ipAddress })
+        : locked;
+    const amount = amountDue(paying);
+    await insertPaymentAttempt(
+      w.trx,
+      order.shop_id,
+      sessionAttempt({ id: attemptId, orderId: order.id, gateway: code, sessionId: null, amount, now: w.now }),
+    );
+    return { amount, email: paying.customer_email };
+  });
+  let session;
+  try {
+    session = await openProviderSession(services.gateways, db, shop, code, {
+      attemptId,
+      orderUniqid: order.uniqid,
+      description: order.developer_title ?? `Order ${order.uniqid} at ${shop.name}`,
+      amount: decimalString(opened.amount, order.currency),
+      currency: order.currency,
+      customerEmail: opened.email ?? undefined,
+      coin: order.blockchain ?? undefined,
+      ...sessionReturnUrls(services.config.checkoutBaseUrl, order.uniqid, attemptId),
+    });
+  } catch (err) {
+    await db.transaction().execute((trx) => deletePendingAttempt(trx, order.shop_id, attemptId));
+    services.logger.warn('provider session not opened', {
+      shop_id: order.shop_id,
+      gateway: code,
+      error: (err as Error)?.message,
+    });
+    throw new CheckoutRefusal(
+      502,
+      'Payment provider unavailable',
+      `${code} could not start the payment just now. Nothing was charged; please try again in a moment.`,
+    );
+  }
+  await unitOfWork.write(checkoutOrigin(order.shop_id, 'checkoutStartPayment', requestId), async (w) => {
+    await updatePaymentAttempt(w.trx, order.shop_id, attemptId, {
+      session_id: session.sessionId,
+      session_url: session.checkoutUrl,
+    });
+    await updateOrder(w.trx, order.shop_id, order.id, { gateway: code, updated_at: w.now });
+  });
+  return session.checkoutUrl;
+}
+
+/**
+ * The buyer is back from the provider's page: the session is read at once (for PayPal that is the capture) and
+ * settled like a webhook would settle it, so the buyer sees the invoice paid without waiting for the webhook.
+ * A provider that cannot be reached now changes nothing: the webhook or the reconciler settles it later.
+ */
+export async function settleReturn(deps: CheckoutDeps, uniqid: string, attemptId: string): Promise<void> {
+  const { db, services } = deps;
+  const order = await orderByUniqid(db, uniqid);
+  if (!order) throw notFound.invoice();
+  const attempt = await attemptById(db, order.shop_id, attemptId);
+  if (!attempt || attempt.order_id !== order.id || attempt.session_id === null) return;
+  const code = providerCodeOf(services.gateways, attempt.gateway);
+  const shop = code && (await shopById(db, order.shop_id));
+  const account = shop && code ? await services.gateways.account(db, shop, code) : undefined;
+  if (!code || !account || attempt.status !== 'PENDING') return;
+  let state;
+  try {
+    state = await services.gateways.provider(code)!.readSession(account, attempt.session_id);
+  } catch (err) {
+    services.logger.warn('provider session not read on return', {
+      attempt_id: attempt.id,
+      error: (err as Error)?.message,
+    });
+    return;
+  }
+  await deps.unitOfWork.write(checkoutOrigin(order.shop_id, 'checkoutReturn', newId('req')), (w) =>
+    applySessionState(
+      w,
+      code,
+      attempt.session_id!,
+      state,
+      { checkoutBaseUrl: services.config.checkoutBaseUrl },
+      attempt.id,
+    ),
+  );
+}
+
 /** The buyer of an invoice that had none, found or created as a customer by the email given on the checkout. */
 async function setBuyer(w: ShopWrite, order: OrderRow, buyer: { email: string; ipAddress?: string }) {
   const shop = await shopById(w.trx, w.shopId);
   if (!shop) throw new Error(`shop ${w.shopId} vanished`);
   const customer = await admitBuyer(w, shop, buyer);
-  await updateOrder(w.trx, w.shopId, order.id, {
+  return updateOrder(w.trx, w.shopId, order.id, {
     customer_id: customer.id,
     customer_email: customer.email,
     updated_at: w.now,
@@ -153,36 +270,18 @@ export async function settleSandboxPayment(
   const found = await sandboxSession(db, sessionId);
   const shopId = found.shop_id;
   const operation = outcome === 'PAID' ? 'sandboxPaymentPaid' : 'sandboxPaymentFailed';
-  await unitOfWork.write(checkoutOrigin(shopId, operation, requestId), async (w) => {
-    const { trx, now } = w;
-    // The order's lock first, then the attempt's: the order of locks every payment path takes.
-    const order = await orderByIdForUpdate(trx, shopId, found.order_id);
-    const attempt = await attemptByIdForUpdate(trx, shopId, found.id);
-    if (!order || !attempt) throw new CheckoutRefusal(404, 'Session not found', 'The invoice no longer exists.');
-    // A settled session stays as it was settled: the gateway reports each session once, a replay changes nothing.
-    if (attempt.status !== 'PENDING') return;
-    if (outcome === 'FAILED') {
-      await updatePaymentAttempt(trx, shopId, attempt.id, { status: 'FAILED' });
-      return;
-    }
-    if (order.status === 'PENDING') {
-      // The pipeline marks the attempt PAID along with everything else the payment completes.
-      await completeInvoice(
-        w,
-        order.id,
-        { gateway: attempt.gateway, attemptId: attempt.id },
-        { checkoutBaseUrl: services.config.checkoutBaseUrl },
-      );
-      return;
-    }
-    // Money on a session of an invoice already paid (or expired): recorded, for the merchant to refund.
-    await updatePaymentAttempt(trx, shopId, attempt.id, { status: 'PAID', paid_at: now });
-    services.logger.warn('payment on a session of an invoice that is no longer pending', {
-      shop_id: shopId,
-      order_id: order.id,
-      attempt_id: attempt.id,
-      order_status: order.status,
-    });
-  });
+  // The one settlement rule of every gateway (src/domain/payments/settlement.ts): a replay changes nothing, a payment
+  // on a session of an invoice already paid or expired is recorded and flagged, never completes it twice.
+  await unitOfWork.write(checkoutOrigin(shopId, operation, requestId), (w) =>
+    settleAttempt(
+      w,
+      found.order_id,
+      found.id,
+      outcome === 'PAID'
+        ? { status: 'PAID', amount: found.amount, currency: found.currency, paymentRef: sessionId }
+        : { status: 'FAILED' },
+      { checkoutBaseUrl: services.config.checkoutBaseUrl },
+    ),
+  );
   return found.uniqid;
 }

@@ -36,6 +36,7 @@ import {
   checkoutOrigin,
   notFound,
   sandboxSession,
+  settleReturn,
   settleSandboxPayment,
   startPayment,
   type CheckoutDeps,
@@ -179,6 +180,19 @@ export function checkoutRouter(deps: CheckoutDeps): Router {
       // Only invoices without a buyer show the email field; an email sent for one that has a buyer is ignored.
       const email = body.email === undefined ? undefined : buyerEmail(body);
       res.redirect(303, await startPayment(deps, param(req, 'uniqid'), gateway, requestIdOf(res), email, buyerIp(req)));
+    }),
+  );
+
+  // The buyer back from a payment provider's page: the session is read and settled now (the webhook may come later
+  // or never), then the invoice page shows what it is.
+  router.get(
+    '/invoice/:uniqid/return/:attemptId',
+    route(async (req, res) => {
+      const uniqid = param(req, 'uniqid');
+      if (!uniqidShape.test(uniqid)) throw notFound.invoice();
+      const attemptId = param(req, 'attemptId');
+      if (idShape('pay').test(attemptId)) await settleReturn(deps, uniqid, attemptId);
+      res.redirect(303, checkoutUrl(deps.services.config.checkoutBaseUrl, uniqid));
     }),
   );
 

@@ -1,0 +1,86 @@
+// The payment providers' webhook routes, outside /dev/v1: POST /webhooks/gateways/<code>/<shop id>, the address
+// `gateway connect` prints. Each event is verified with the shop's own connection (Stripe-Signature, PayPal's
+// verification call, BTCPay-Sig), translated into our words and queued in the shop's gateway_events inbox in one
+// short transaction; the worker applies it (src/worker/gateway-events.ts). So the route answers fast, a redelivery
+// is the same inbox row (nothing twice), and nothing here completes an order by itself.
+// Answers: 200 queued (or already known); 400 not verifiably the provider's (bad or stale signature, malformed);
+// 404 no such shop or the shop has not connected that provider; 503 the provider could not be asked to verify (PayPal):
+// the provider sends it again. A refusal changes nothing and is logged without the body or any secret.
+import express, { Router, type Request, type Response } from 'express';
+import type { Kysely } from 'kysely';
+import { insertGatewayEvents } from '../../db/queries/gateway-events';
+import { shopById } from '../../db/queries/shops';
+import type { Database } from '../../db/tables';
+import type { Gateways } from '../domain/payments/providers';
+import { newId } from '../ids';
+import { ProviderError, WebhookRejected } from '../integrations/gateway-provider';
+import type { Logger } from '../logger';
+import type { Clock } from '../platform/clock';
+import { bodyLimitBytes } from './body';
+
+export interface GatewayWebhookDeps {
+  db: Kysely<Database>;
+  gateways: Gateways;
+  logger: Logger;
+  clock: Clock;
+}
+
+function answer(res: Response, status: number, body: Record<string, unknown>, headers: Record<string, string> = {}) {
+  res.status(status).set(headers).json(body);
+}
+
+export function gatewayWebhookRouter(deps: GatewayWebhookDeps): Router {
+  const router = Router();
+  const raw = express.raw({ type: () => true, limit: bodyLimitBytes });
+  router.post('/webhooks/gateways/:code/:shopId', raw, async (req: Request, res: Response) => {
+    const code = String(req.params.code).toUpperCase();
+    const shopId = String(req.params.shopId);
+    const where = { gateway: code, shop_id: shopId, request_id: res.locals.requestId as string | undefined };
+    const provider = deps.gateways.provider(code);
+    const shop = provider && /^[A-Za-z0-9_-]{1,64}$/.test(shopId) ? await shopById(deps.db, shopId) : undefined;
+    const account = shop && provider ? await deps.gateways.account(deps.db, shop, provider.code) : undefined;
+    if (!provider || !shop || !account) {
+      deps.logger.warn('gateway webhook refused: no such connection', where);
+      answer(res, 404, { error: { code: 'NOT_FOUND', message: 'No such gateway connection.' } });
+      return;
+    }
+    const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    let notices;
+    try {
+      notices = await provider.parseWebhook(account, body, req.headers);
+    } catch (err) {
+      if (err instanceof WebhookRejected) {
+        deps.logger.warn("gateway webhook refused: not verifiably the provider's", { ...where, reason: err.message });
+        answer(res, 400, { error: { code: 'WEBHOOK_REJECTED', message: 'The webhook could not be verified.' } });
+        return;
+      }
+      if (err instanceof ProviderError) {
+        deps.logger.warn('gateway webhook not verified: provider unreachable', { ...where, reason: err.message });
+        answer(
+          res,
+          503,
+          { error: { code: 'GATEWAY_UNAVAILABLE', message: 'Try again later.' } },
+          { 'Retry-After': '30' },
+        );
+        return;
+      }
+      throw err;
+    }
+    const now = deps.clock.now();
+    const queued = await deps.db.transaction().execute((trx) =>
+      insertGatewayEvents(
+        trx,
+        shop.id,
+        notices.map((n) => ({ id: newId('gwe'), gateway: provider.code, event_id: n.eventId, notice: n })),
+        now,
+      ),
+    );
+    deps.logger.info('gateway webhook received', {
+      ...where,
+      events: notices.map((n) => `${n.kind}:${n.eventId}`).join(','),
+      queued,
+    });
+    answer(res, 200, { received: true, queued });
+  });
+  return router;
+}
