@@ -1,6 +1,6 @@
 // Builds the express app (no listen): the server and the tests both start here.
 import { gatewayWebhookRouter } from './http/gateway-webhooks';
-import { createGateways } from './domain/payments/providers';
+import { createGateways } from './integrations/gateway-accounts';
 import { gatewayProviders } from './integrations';
 import type { GatewayProvider } from './integrations/gateway-provider';
 import express, { type NextFunction, type Request, type Response } from 'express';

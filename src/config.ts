@@ -1,5 +1,6 @@
 // Environment -> typed, validated configuration. A bad value stops the process at start with a clear message
 // rather than misbehaving later.
+import { gatewayBaseUrlNames, type GatewayBaseUrlName } from './integrations/gateway-provider';
 import { parseBaseUrls } from './platform/base-urls';
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
@@ -247,10 +248,6 @@ function providerBaseUrls(env: NodeJS.ProcessEnv, name: string): Partial<Record<
     throw new ConfigError(`${name}: ${(err as Error).message}`);
   }
 }
-
-/** The names GATEWAY_BASE_URLS takes. */
-export const gatewayBaseUrlNames = ['STRIPE', 'PAYPAL', 'PAYPAL_SANDBOX'] as const;
-export type GatewayBaseUrlName = (typeof gatewayBaseUrlNames)[number];
 
 function gatewayBaseUrls(env: NodeJS.ProcessEnv, name: string): Partial<Record<GatewayBaseUrlName, string>> {
   try {

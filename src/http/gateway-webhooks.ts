@@ -11,7 +11,7 @@ import type { Kysely } from 'kysely';
 import { insertGatewayEvents } from '../../db/queries/gateway-events';
 import { shopById } from '../../db/queries/shops';
 import type { Database } from '../../db/tables';
-import type { Gateways } from '../domain/payments/providers';
+import type { Gateways } from '../integrations/gateway-accounts';
 import { newId } from '../ids';
 import { ProviderError, WebhookRejected } from '../integrations/gateway-provider';
 import type { Logger } from '../logger';

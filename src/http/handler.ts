@@ -13,7 +13,7 @@ import type { Effects, ShopWrite } from '../platform/unit-of-work';
 import type { Clock } from '../platform/clock';
 import type { SecretBox } from '../platform/secret-box';
 import type { NewAuditEntry } from '../../db/queries/audit-entries';
-import type { Gateways } from '../domain/payments/providers';
+import type { Gateways } from '../integrations/gateway-accounts';
 
 export interface Services {
   config: Config;

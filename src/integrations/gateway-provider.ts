@@ -18,6 +18,10 @@ export function isProviderCode(code: string): code is ProviderCode {
   return (providerCodes as readonly string[]).includes(code);
 }
 
+/** The names GATEWAY_BASE_URLS takes (src/config.ts): PAYPAL_SANDBOX is the test shops' PayPal address. */
+export const gatewayBaseUrlNames = ['STRIPE', 'PAYPAL', 'PAYPAL_SANDBOX'] as const;
+export type GatewayBaseUrlName = (typeof gatewayBaseUrlNames)[number];
+
 /** A shop's connection to its provider, as the adapter needs it: the secrets opened, the API base resolved. */
 export interface ProviderAccount {
   /** The mode of the shop the connection belongs to: a live shop holds live credentials only. */

@@ -5,7 +5,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../db/tables';
 import type { Config } from '../config';
 import { connectGateway, GatewayConnectError, type Connection } from '../domain/payments/connect';
-import { createGateways } from '../domain/payments/providers';
+import { createGateways } from '../integrations/gateway-accounts';
 import { gatewayProviders } from '../integrations';
 import type { GatewayProvider, ProviderCode } from '../integrations/gateway-provider';
 import type { Clock } from '../platform/clock';

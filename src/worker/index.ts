@@ -6,7 +6,7 @@ import type { Config } from '../config';
 import type { Logger } from '../logger';
 import type { Clock } from '../platform/clock';
 import { mailJob } from './mail';
-import { createGateways } from '../domain/payments/providers';
+import { createGateways } from '../integrations/gateway-accounts';
 import { gatewayProviders } from '../integrations';
 import type { GatewayProvider } from '../integrations/gateway-provider';
 import { gatewayEventJob } from './gateway-events';

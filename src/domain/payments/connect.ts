@@ -8,7 +8,7 @@ import { upsertGateway } from '../../../db/queries/gateways';
 import type { Database } from '../../../db/tables';
 import { newId } from '../../ids';
 import { ProviderError, type ProviderCode } from '../../integrations/gateway-provider';
-import type { Gateways } from './providers';
+import type { Gateways } from '../../integrations/gateway-accounts';
 
 /** A connection refused: the message names what to fix and holds no secret. */
 export class GatewayConnectError extends Error {}

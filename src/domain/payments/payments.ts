@@ -16,7 +16,7 @@ import { admitBuyer } from '../customers/buyers';
 import { adapterFor, requireActiveGateway, sessionCheckoutUrl, type GatewaySession } from './gateways';
 import { requireFeature } from '../account/plans';
 import { openProviderSession, providerCodeOf, sessionAttempt, sessionReturnUrls } from './provider-sessions';
-import type { Gateways } from './providers';
+import type { Gateways } from '../../integrations/gateway-accounts';
 
 export interface PaymentDeps {
   /** Base of the hosted checkout (`{checkoutBaseUrl}/invoice/<uniqid>`). */

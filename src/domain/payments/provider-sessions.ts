@@ -8,8 +8,10 @@ import { ApiError } from '../../errors';
 import type { ProviderCode, ProviderSession, StartSessionInput } from '../../integrations/gateway-provider';
 import { checkoutUrl } from '../../views/order';
 import { providerApiError } from './provider-errors';
-import type { Gateways } from './providers';
-import { FIRST_LOOK_MS } from './settlement';
+import type { Gateways } from '../../integrations/gateway-accounts';
+
+/** The reconciler's first look at a session that no webhook has settled yet. */
+export const FIRST_LOOK_MS = 3 * 60_000;
 
 /** The shop's provider for this gateway code when the shop connected it; undefined for a gateway without one. */
 export function providerCodeOf(gateways: Gateways, code: string): ProviderCode | undefined {

@@ -15,8 +15,8 @@ import { shopById } from '../../../db/queries/shops';
 import type { Database, OrderRow, PaymentAttemptRow } from '../../../db/tables';
 import { admitBuyer } from '../../domain/customers/buyers';
 import { adapterFor, gatewayOfferedIn } from '../../domain/payments/gateways';
-import { applySessionState } from '../../domain/payments/notices';
-import { settleAttempt } from '../../domain/payments/settlement';
+import { applySessionState } from '../../domain/support/gateway-notices';
+import { settleAttempt } from '../../domain/orders/settlement';
 import {
   openProviderSession,
   providerCodeOf,

@@ -1,18 +1,18 @@
 // The providers behind the SESSION and CRYPTO gateways a shop connected (Stripe, PayPal, BTCPay Server): which
 // adapter speaks for a gateway code, and the shop's account at it (its credentials opened, the API address
 // resolved). The only code that opens a connection's sealed credentials.
-import { gatewayConnection } from '../../../db/queries/gateway-connections';
-import type { ReadDb } from '../../../db/queries/shop-scope';
-import type { GatewayBaseUrlName } from '../../config';
-import { ApiError } from '../../errors';
+import { gatewayConnection } from '../../db/queries/gateway-connections';
+import type { ReadDb } from '../../db/queries/shop-scope';
+import { ApiError } from '../errors';
 import {
   isProviderCode,
+  type GatewayBaseUrlName,
   ProviderError,
   type GatewayProvider,
   type ProviderAccount,
   type ProviderCode,
-} from '../../integrations/gateway-provider';
-import type { SecretBox } from '../../platform/secret-box';
+} from './gateway-provider';
+import type { SecretBox } from '../platform/secret-box';
 
 export interface Gateways {
   /** The adapter of a gateway code, when this server has one (SANDBOX and manual gateways have none). */

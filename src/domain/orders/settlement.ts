@@ -15,12 +15,12 @@ import type { AttemptFlag, OrderRow, PaymentAttemptRow } from '../../../db/table
 import type { SessionState } from '../../integrations/gateway-provider';
 import type { ShopWrite } from '../../platform/unit-of-work';
 import { completeInvoice, type CompletionDeps } from '../orders/completion';
-import { sandboxGatewayCode } from './gateways';
+import { sandboxGatewayCode } from '../payments/gateways';
+import { FIRST_LOOK_MS } from '../payments/provider-sessions';
 
 export type SettleOutcome = 'COMPLETED' | 'FLAGGED' | 'RECORDED' | 'UNCHANGED';
 
-/** The reconciler's first look at an open session, and its back-off after each look that found it still open. */
-export const FIRST_LOOK_MS = 3 * 60_000;
+/** The reconciler's back-off after each look that found a session still open (the first: FIRST_LOOK_MS). */
 const MAX_LOOK_GAP_MS = 60 * 60_000;
 /** Looks at one session in all (about two days at the longest gap): a session no provider keeps open longer. */
 export const MAX_LOOKS = 50;

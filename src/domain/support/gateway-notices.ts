@@ -12,7 +12,7 @@ import type { ShopWrite } from '../../platform/unit-of-work';
 import type { CompletionDeps } from '../orders/completion';
 import { refundOrder } from '../orders/refunds';
 import { closeDispute, openDispute } from '../support/disputes';
-import { settleAttempt } from './settlement';
+import { settleAttempt } from '../orders/settlement';
 
 /** What applying a notice did, in a word or two for the log line. */
 export type NoticeOutcome = string;
