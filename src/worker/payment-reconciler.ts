@@ -18,6 +18,7 @@ import type { Gateways } from '../integrations/gateway-accounts';
 import { MAX_LOOKS, nextLookMs } from '../domain/orders/settlement';
 import { isProviderCode, ProviderError, providerCodes } from '../integrations/gateway-provider';
 import type { Clock } from '../platform/clock';
+import { decimalString } from '../platform/money';
 import type { Job, JobContext } from './worker';
 
 export interface ReconcilerOptions extends JobContext {
@@ -58,7 +59,7 @@ export function paymentReconcilerJob(db: Kysely<Database>, options: ReconcilerOp
           refundId: `ret_${attempt.id}`,
           paymentRef: attempt.payment_ref!,
           sessionId: attempt.session_id ?? '',
-          amount: attempt.paid_amount!,
+          amount: decimalString(attempt.paid_amount!, attempt.paid_currency!),
           currency: attempt.paid_currency!,
           reason: `Payment ${attempt.flag.toLowerCase()}: invoice ${order.uniqid} was not paid by it`,
         });

@@ -52,8 +52,9 @@ export async function settleAttempt(
   const order = await orders.orderByIdForUpdate(trx, shopId, orderId);
   const attempt = await attempts.attemptByIdForUpdate(trx, shopId, attemptId);
   if (!order || !attempt || attempt.order_id !== order.id) return 'UNCHANGED';
-  // Settled as paid: the provider reports each payment once, a replay (or a late "failed") changes nothing.
-  if (attempt.status === 'PAID') return 'UNCHANGED';
+  // Settled as paid: the provider reports each payment once, a replay (or a late "failed") changes nothing. A failed
+  // session stays failed (the provider refused its payment). Only an expired one may still report money: paid late.
+  if (attempt.status === 'PAID' || attempt.status === 'FAILED') return 'UNCHANGED';
   switch (state.status) {
     case 'OPEN':
       return 'UNCHANGED';

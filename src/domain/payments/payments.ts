@@ -15,7 +15,7 @@ import { paymentUrls, paymentView } from '../../views/payment';
 import { admitBuyer } from '../customers/buyers';
 import { adapterFor, requireActiveGateway, sessionCheckoutUrl, type GatewaySession } from './gateways';
 import { requireFeature } from '../account/plans';
-import { openProviderSession, providerCodeOf, sessionAttempt, sessionReturnUrls } from './provider-sessions';
+import { connectedProvider, openProviderSession, sessionAttempt, sessionReturnUrls } from './provider-sessions';
 import type { Gateways } from '../../integrations/gateway-accounts';
 
 export interface PaymentDeps {
@@ -87,7 +87,7 @@ export async function preparePayment(
   const total = parseAmount(numberText(input.value), 'value', { currency: input.currency, exclusiveMin: true });
   const gateway = input.gateway === undefined ? undefined : await requireActiveGateway(db, shop.id, input.gateway);
   const coin = cryptoCoin(gateway, input.crypto_gateway);
-  const code = gateway && providerCodeOf(deps.gateways, gateway.code);
+  const code = gateway && (await connectedProvider(deps.gateways, db, shop, gateway.code));
   if (!gateway || !code) {
     // Before anything is written: a session gateway without an integration is refused here.
     if (gateway?.kind === 'SESSION') adapterFor(gateway, deps.publicUrl);

@@ -2,6 +2,7 @@
 // idempotency key derived from our attempt id (so the same attempt never opens two sessions), and the session
 // carries that attempt id back in every webhook. The attempt row is what a webhook, the buyer's return and the
 // reconciler settle (src/domain/payments/settlement.ts).
+import { gatewayConnection } from '../../../db/queries/gateway-connections';
 import type { ReadDb } from '../../../db/queries/shop-scope';
 import type { ShopRow } from '../../../db/queries/shop-scope';
 import { ApiError } from '../../errors';
@@ -16,6 +17,21 @@ export const FIRST_LOOK_MS = 3 * 60_000;
 /** The shop's provider for this gateway code when the shop connected it; undefined for a gateway without one. */
 export function providerCodeOf(gateways: Gateways, code: string): ProviderCode | undefined {
   return gateways.provider(code)?.code;
+}
+
+/**
+ * The provider behind this gateway code when the shop has connected it; undefined otherwise (SANDBOX, a manual
+ * gateway, or a code such as STRIPE the operator only declared with `gateway set` and never connected: it keeps the
+ * kind it was declared with).
+ */
+export async function connectedProvider(
+  gateways: Gateways,
+  db: ReadDb,
+  shop: { id: string; livemode: boolean },
+  code: string,
+): Promise<ProviderCode | undefined> {
+  const provider = providerCodeOf(gateways, code);
+  return provider && (await gatewayConnection(db, shop.id, provider)) ? provider : undefined;
 }
 
 /** Where the provider sends the buyer back: our return route reads the session and settles it at once. */

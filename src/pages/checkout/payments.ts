@@ -18,6 +18,7 @@ import { adapterFor, gatewayOfferedIn } from '../../domain/payments/gateways';
 import { applySessionState } from '../../domain/support/gateway-notices';
 import { settleAttempt } from '../../domain/orders/settlement';
 import {
+  connectedProvider,
   openProviderSession,
   providerCodeOf,
   sessionAttempt,
@@ -82,7 +83,8 @@ export async function startPayment(
   const gateway = gatewayCode === '' ? undefined : await gatewayByCode(db, order.shop_id, gatewayCode);
   if (!gateway || !gateway.active)
     throw new CheckoutRefusal(400, 'Payment method not available', 'This shop does not accept that payment method.');
-  const providerCode = providerCodeOf(services.gateways, gateway.code);
+  const shopOfOrder = await shopById(db, order.shop_id);
+  const providerCode = shopOfOrder && (await connectedProvider(services.gateways, db, shopOfOrder, gateway.code));
   if (!providerCode && (gateway.kind !== 'SESSION' || gateway.code !== SANDBOX))
     throw new CheckoutRefusal(
       400,

@@ -148,8 +148,8 @@ export class StripeFake implements ProviderFake {
     });
   }
 
-  async listen(): Promise<this> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+  async listen(port = 0): Promise<this> {
+    await new Promise<void>((resolve) => this.server.listen(port, '127.0.0.1', resolve));
     this.baseUrl = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
     return this;
   }
