@@ -4,6 +4,7 @@
 // snapshot of every table); the fake's violations of BTCPay's pinned Greenfield document are asserted empty at the end.
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import Decimal from 'decimal.js';
 import { sql } from 'kysely';
 import { createBtcpayProvider } from '../../src/integrations/btcpay';
 import { createStripeProvider } from '../../src/integrations/stripe';
@@ -144,6 +145,8 @@ test('1. a BTCPAY payment opens a BTCPay invoice on BTC-LN; paid, its webhooks a
     'InvoiceSettled',
   ]);
   for (const w of sent) expect(queued.map((q) => q.event_id)).toContain(w.eventId);
+  // The invoice opened on the coin asked for: the payment came over Lightning.
+  expect((JSON.parse(sent[1]!.body) as { paymentMethodId: string }).paymentMethodId).toBe('BTC-LN');
 
   await worker.drain();
   const paid = await orderOf(order.uniqid);
@@ -345,4 +348,87 @@ describe('8. mode walls', () => {
     expect(await snapshot()).toEqual(before);
     await worker.drain();
   });
+});
+
+/** The hosted checkout's BTCPAY button: 303 to the fake's invoice page, whose id is returned. */
+async function checkoutForm(uniqid: string): Promise<string> {
+  const res = await fetch(`${base}/invoice/${uniqid}/pay`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    body: 'gateway=BTCPAY',
+    redirect: 'manual',
+  });
+  expect(res.status).toBe(303);
+  const m = new RegExp(`^${fake.baseUrl}/i/([A-Za-z0-9]+)$`).exec(res.headers.get('location') ?? '');
+  expect(m).not.toBeNull();
+  return m![1]!;
+}
+
+test('1b. an order of a SERIALS product paid through the hosted checkout form: one serial delivered, once', async () => {
+  const { products } = await t.seed(shop, {
+    products: [{ title: 'Serial game', type: 'SERIALS', price: '4.99', serials: ['SER-A', 'SER-B', 'SER-C'] }],
+  });
+  const created = await t.http
+    .post('/dev/v1/orders')
+    .set(bearer(key))
+    .send({ email: 'buyer@example.com', title: 'Serial order', items: [{ product_id: products[0]!, quantity: 1 }] });
+  expect(created.status).toBe(201);
+  const uniqid = created.body.data.uniqid as string;
+  const sessionId = await checkoutForm(uniqid);
+  expect(fake.session(sessionId)).toMatchObject({ amount: '4.99', currency: 'USD', state: 'open' });
+  await fake.pay(sessionId);
+  await worker.drain();
+  const order = await orderOf(uniqid);
+  expect(order).toMatchObject({ status: 'COMPLETED', payment_status: 'PAID', gateway: 'BTCPAY' });
+  const items = await t.db.selectFrom('order_items').selectAll().where('order_id', '=', order.id).execute();
+  expect(items).toHaveLength(1);
+  expect(items[0]!.delivery_status).toBe('DELIVERED');
+  const raw: unknown = items[0]!.delivered_items;
+  const deliveredText = typeof raw === 'string' ? raw : JSON.stringify(raw);
+  // Exactly one of the product's serials went to this buyer.
+  expect(['SER-A', 'SER-B', 'SER-C'].filter((serial) => deliveredText.includes(serial))).toHaveLength(1);
+  expect(await eventsOf('order:paid', uniqid)).toBe(1);
+
+  // The settling webhook again, and a drain: nothing more is delivered.
+  const settled = fake.webhooks().find((w) => w.body.includes(sessionId) && w.type === 'InvoiceSettled')!;
+  expect(await fake.resend(settled.eventId)).toBe(200);
+  await worker.drain();
+  const after = await t.db.selectFrom('order_items').selectAll().where('order_id', '=', order.id).execute();
+  expect(after).toEqual(items);
+  expect(await eventsOf('order:paid', uniqid)).toBe(1);
+  expect(await orderOf(uniqid)).toEqual(order);
+});
+
+test('4. two BTCPay invoices of one order both paid: one completion; the second flagged DUPLICATE and refunded once', async () => {
+  const { order, sessionId: first } = await opened();
+  const second = await checkoutForm(order.uniqid);
+  expect(second).not.toBe(first);
+  await fake.pay(first);
+  await fake.pay(second);
+  await worker.drain();
+  expect(await orderOf(order.uniqid)).toMatchObject({ status: 'COMPLETED', payment_status: 'PAID' });
+  expect(await eventsOf('order:paid', order.uniqid)).toBe(1);
+  const rows = await attemptsOf(order.id);
+  expect(rows).toHaveLength(2);
+  const winner = rows.find((a) => a.flag === null)!;
+  const loser = rows.find((a) => a.flag !== null)!;
+  expect(winner).toMatchObject({ status: 'PAID', return_status: null });
+  expect(loser).toMatchObject({ flag: 'DUPLICATE' });
+  // The drain above already gave the money back, or the next one does.
+  await worker.drain();
+  const returned = (await attemptsOf(order.id)).find((a) => a.id === loser.id)!;
+  expect(returned.return_status).toBe('REFUNDED');
+  const refunds = fake.refunds(loser.payment_ref!);
+  expect(refunds).toHaveLength(1);
+  expect(refunds[0]!.currency).toBe('USD');
+  expect(new Decimal(refunds[0]!.amount).equals('19.99')).toBe(true);
+  expect(fake.refunds(winner.payment_ref!)).toEqual([]);
+  // BTCPay has no idempotency header: our attempt-derived refund id travels in the pull payment's description, so a
+  // later pass finds it instead of making a second one.
+  const pulls = fake.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/pull-payments'));
+  clock.advance(60 * 60_000);
+  await worker.drain();
+  expect(fake.refunds(loser.payment_ref!)).toHaveLength(1);
+  expect(fake.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/pull-payments'))).toEqual(pulls);
+  expect(await eventsOf('order:paid', order.uniqid)).toBe(1);
 });
