@@ -428,3 +428,71 @@ describe('8. mode walls', () => {
     expect(await snapshot()).toEqual(before);
   });
 });
+
+describe('9. money moved at PayPal', () => {
+  async function paidPayment(value = 10) {
+    const s = await paypalShop('test');
+    const payment = await createPayment(s, value);
+    await fake.pay(payment.session_id);
+    await drainAll();
+    await expectPaidOnce(s, payment.uniqid);
+    return { s, payment, ref: fake.session(payment.session_id)!.paymentRef! };
+  }
+  const refundsOf = async (uniqid: string) => {
+    const order = await orderOf(uniqid);
+    return t.db
+      .selectFrom('refunds')
+      .select(['amount', 'gateway', 'provider_refund_id', 'attempt_id'])
+      .where('order_id', '=', order.id)
+      .execute();
+  };
+
+  test("a refund made in PayPal's dashboard reaches us by webhook and is recorded once", async () => {
+    const { s, payment, ref } = await paidPayment();
+    await fake.dashboardRefund(ref, '3.00');
+    await drainAll();
+    const [made] = fake.refunds(ref);
+    const [attempt] = await attemptsOf(payment.uniqid);
+    const recorded = await refundsOf(payment.uniqid);
+    expect(recorded).toHaveLength(1);
+    expect(new Decimal(recorded[0]!.amount).equals('3.00')).toBe(true);
+    expect(recorded[0]).toMatchObject({
+      gateway: 'PAYPAL',
+      provider_refund_id: made!.providerRefundId,
+      attempt_id: attempt!.id,
+    });
+    expect((await orderOf(payment.uniqid)).status).toBe('PARTIALLY_REFUNDED');
+    // Its webhook again, and again concurrently: recorded once.
+    const hook = hooksOf(s).find((h) => h.type === 'PAYMENT.CAPTURE.REFUNDED')!;
+    const before = await snapshot();
+    expect(await Promise.all([1, 2, 3].map(() => fake.resend(hook.eventId)))).toEqual([200, 200, 200]);
+    await drainAll();
+    expect(await snapshot()).toEqual(before);
+  });
+
+  test('a dispute opened and closed at PayPal opens and closes ours', async () => {
+    const { s, payment, ref } = await paidPayment();
+    const disputeId = await fake.openDispute(ref);
+    await drainAll();
+    const disputesOf = () =>
+      t.db
+        .selectFrom('disputes')
+        .select(['status', 'provider_dispute_id', 'gateway', 'amount', 'reason'])
+        .where('shop_id', '=', s.shop)
+        .execute();
+    const opened = await disputesOf();
+    expect(opened).toHaveLength(1);
+    expect(opened[0]).toMatchObject({ provider_dispute_id: disputeId, gateway: 'PAYPAL', reason: 'PRODUCT_NOT_RECEIVED' });
+    expect(new Decimal(opened[0]!.amount).equals('10.00')).toBe(true);
+    expect(opened[0]!.status).not.toMatch(/^(WON|LOST|CLOSED)$/);
+    expect((await orderOf(payment.uniqid)).status).toBe('DISPUTED');
+
+    await fake.closeDispute(disputeId, 'won');
+    await drainAll();
+    const closed = await disputesOf();
+    expect(closed).toHaveLength(1);
+    expect(closed[0]!.status).toBe('WON');
+    expect((await orderOf(payment.uniqid)).status).toBe('COMPLETED');
+    expect(await eventsOf(s.shop, 'order:paid')).toHaveLength(1);
+  });
+});
