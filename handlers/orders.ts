@@ -3,9 +3,11 @@ import { completeInvoice, type CompletionDeps } from '../src/domain/orders/compl
 import { createOrder as create, type OrderDeps } from '../src/domain/orders/create-order';
 import { fulfillOrderItem as fulfillItem, type FulfillItemInput } from '../src/domain/orders/item-fulfillment';
 import { invoiceCursorList, orderCursorList, type OrderListOptions } from '../src/domain/orders/lists';
-import { refundOrder as refund } from '../src/domain/orders/refunds';
+import { recordRefund, refundAtProvider, refundIdFor } from '../src/domain/orders/provider-refunds';
+import type { ProviderRefundRecord } from '../src/domain/orders/refunds';
+import { idempotencyKeyOf } from '../src/platform/idempotency';
 import { getInvoice as invoice, getOrder as order } from '../src/domain/orders/retrieve';
-import type { OperationContext, OperationHandler } from '../src/http/handler';
+import { preparedWrite, type OperationContext, type OperationHandler } from '../src/http/handler';
 import { listPage } from '../src/platform/cursor-list';
 
 // The returned order is rendered for the caller: its license keys only if its scopes read licenses
@@ -57,10 +59,22 @@ export const completeOrder: OperationHandler<'completeOrder'> = async (ctx) => (
   data: await complete(ctx, { note: ctx.body?.note, suppressEmails: ctx.body?.suppress_emails === true }),
 });
 
-export const refundOrder: OperationHandler<'refundOrder'> = async ({ write, params, body }) => ({
+// An order paid through a payment provider is refunded there first, outside the transaction (provider-refunds.ts).
+export const refundOrder = preparedWrite<'refundOrder', ProviderRefundRecord | undefined>(
+  ({ db, auth, params, body, headers, services }) =>
+    refundAtProvider(
+      db,
+      auth.shop,
+      params.id,
+      body ?? {},
+      refundIdFor(auth.credential.id, idempotencyKeyOf(headers)),
+      services.gateways,
+    ),
   // The body is optional: none refunds everything that remains.
-  data: await refund(write, params.id, body ?? {}),
-});
+  async ({ write, params, body }, atProvider) => ({
+    data: await recordRefund(write, params.id, body ?? {}, atProvider),
+  }),
+);
 
 /** A server-side trigger for an order paid outside the platform: the same pipeline as a payment. */
 export const fulfillOrder: OperationHandler<'fulfillOrder'> = async (ctx) => ({

@@ -749,6 +749,8 @@ export interface paths {
         /**
          * Refund an order
          * @description Refunds a completed order in full, or partially with `amount` (a decimal string). Only `COMPLETED` or `PARTIALLY_REFUNDED` orders can be refunded (400 `ORDER_NOT_REFUNDABLE`); `amount` may not exceed what remains (400 `REFUND_EXCEEDS_REMAINING`). The order becomes `REFUNDED` or `PARTIALLY_REFUNDED`; emits `order:refunded`. Of an order paid partly or wholly from the buyer's wallet (`balance_paid_amount`), a refund goes back to the wallet first (a wallet transaction), up to what the wallet paid and has not had back; only the rest is the gateway's part. The message names the wallet part. A full refund revokes the license keys the order issued (`license:revoked` each); a partial refund leaves them active. A `DISPUTED` order cannot be refunded while its dispute is open (400 `ORDER_NOT_REFUNDABLE`, as Stripe refuses to refund a disputed charge); the dispute's outcome decides (`GET /disputes`).
+         *
+         *     An order paid through a payment provider (STRIPE, PAYPAL, BTCPAY) is refunded there first; the provider is asked for the gateway's part (Stripe and PayPal with an idempotency key derived from this refund, itself derived from the request's `Idempotency-Key` when there is one, so a retry never refunds twice), and the refund is recorded only once the provider accepted it. A provider that declines answers 400 `GATEWAY_REFUSED`, one that cannot be reached 502 `GATEWAY_UNAVAILABLE` with `Retry-After`; either way nothing is written. A BTCPay Server refund is a pull payment the buyer claims (BTCPay cannot push coins back by itself), recorded when BTCPay created it. A refund made in the provider's own dashboard reaches the shop by the provider's webhook and is recorded once (`order:refunded`).
          */
         post: operations["refundOrder"];
         delete?: never;
@@ -814,7 +816,7 @@ export interface paths {
          *     2. Forcing an external payment-session gateway adds `checkout_url` and `session_id`.
          *     3. A customer may start with one gateway and finish with another; the payment (`uniqid`) is the source of truth, not a gateway session id.
          *
-         *     `url` is `{checkout_base}/invoice/<uniqid>`; `url_branded` adds `shop=<shop id>`. An unknown or inactive `gateway` is 400 `GATEWAY_NOT_AVAILABLE`, and so is a payment-session gateway this server has no integration for (only `SANDBOX`, which every test-mode shop has and no live shop offers, runs here). `crypto_gateway` needs a `gateway` of the crypto kind that settles that coin (422 on `crypto_gateway` otherwise). `value` may have at most the currency's minor unit of decimals (422 otherwise; nothing is rounded). With `email`, the shop's customer with that email is used or created (`customer:created`); without it, the hosted checkout asks the buyer for an email before any payment starts, so the receipt and `order:paid` always name the buyer. The payment expires (is voided) like a pending order. Emits `payment:created` with the Payment as its data.
+         *     `url` is `{checkout_base}/invoice/<uniqid>`; `url_branded` adds `shop=<shop id>`. An unknown or inactive `gateway` is 400 `GATEWAY_NOT_AVAILABLE`, and so is a payment-session gateway this server has no integration for, or one the shop has not connected: `SANDBOX` (every test-mode shop has it, no live shop offers it), and `STRIPE` (Checkout Sessions), `PAYPAL` (Orders v2) and `BTCPAY` (BTCPay Server invoices, a crypto gateway) once the operator connected them for the shop's mode (`gateway connect`). Forcing one of the three opens the provider's session before anything is written: `checkout_url` is the provider's hosted page and `session_id` the provider's id (Stripe `cs_...`, PayPal's order id, BTCPay's invoice id); the session carries the payment's attempt id, so its webhooks are matched by our id. A provider that cannot be reached answers 502 `GATEWAY_UNAVAILABLE` with `Retry-After` and one that declines 400 `GATEWAY_REFUSED`; nothing is written either way. The payment completes (`order:paid`) exactly once when the provider confirms it, by webhook, by the buyer's return or by the reconciler, whatever the order or number of its webhooks. `crypto_gateway` needs a `gateway` of the crypto kind that settles that coin (422 on `crypto_gateway` otherwise). `value` may have at most the currency's minor unit of decimals (422 otherwise; nothing is rounded). With `email`, the shop's customer with that email is used or created (`customer:created`); without it, the hosted checkout asks the buyer for an email before any payment starts, so the receipt and `order:paid` always name the buyer. The payment expires (is voided) like a pending order. Emits `payment:created` with the Payment as its data.
          */
         post: operations["createPayment"];
         delete?: never;
@@ -3087,7 +3089,7 @@ export interface components {
          * @description Machine-readable error code. Each is explained at `/docs/errors#<CODE>`.
          * @enum {string}
          */
-        ErrorCode: "UNAUTHORIZED" | "FORBIDDEN" | "VALIDATION_ERROR" | "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_IN_PROGRESS" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "REQUEST_HEADER_FIELDS_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL_ERROR" | "NOT_IMPLEMENTED" | "SERVICE_UNAVAILABLE" | "PRODUCT_NOT_FOUND" | "INVOICE_NOT_FOUND" | "PAYMENT_NOT_FOUND" | "CUSTOMER_NOT_FOUND" | "CATEGORY_NOT_FOUND" | "COUPON_NOT_FOUND" | "SUBSCRIPTION_NOT_FOUND" | "TICKET_NOT_FOUND" | "REVIEW_NOT_FOUND" | "ESCROW_NOT_FOUND" | "LICENSE_NOT_FOUND" | "RESELLER_NOT_FOUND" | "RESELLER_TIER_NOT_FOUND" | "VARIANT_NOT_FOUND" | "ORDER_ITEM_NOT_FOUND" | "PAYMENT_LINK_NOT_FOUND" | "VARIANT_FIELD_NOT_FOUND" | "QUANTITY_DEAL_NOT_FOUND" | "AFFILIATE_APPLICATION_NOT_FOUND" | "WEBHOOK_NOT_FOUND" | "WEBHOOK_LOG_NOT_FOUND" | "EVENT_NOT_FOUND" | "TEST_CLOCK_NOT_FOUND" | "THEME_NOT_FOUND" | "PREVIEW_SESSION_NOT_FOUND" | "THEME_NOT_PUBLISHED" | "DOMAIN_NOT_FOUND" | "MESSAGING_BOT_NOT_FOUND" | "REPORT_NOT_FOUND" | "DOWNLOAD_LINK_EXPIRED" | "SESSION_NOT_FOUND" | "CONFLICT" | "REVISION_CONFLICT" | "CONCURRENT_UPDATE" | "LICENSE_INVALID" | "LICENSE_EXPIRED" | "LICENSE_HWID_MISMATCH" | "COUPON_EXPIRED" | "COUPON_MAX_USES_REACHED" | "COUPON_NOT_APPLICABLE" | "ORDER_NOT_PENDING" | "TEST_CLOCK_LIMIT" | "BUYER_BLOCKED" | "ORDER_NOT_COMPLETED" | "ORDER_NOT_REFUNDABLE" | "REFUND_EXCEEDS_REMAINING" | "OUT_OF_STOCK" | "PRODUCT_NOT_SERIAL" | "PRODUCT_UNAVAILABLE" | "QUANTITY_OUT_OF_RANGE" | "GATEWAY_NOT_AVAILABLE" | "INSUFFICIENT_FUNDS" | "NOT_AN_AFFILIATE" | "SUBSCRIPTION_NOT_ACTIVE" | "AFFILIATE_APPLICATION_NOT_PENDING" | "FEATURE_NOT_AVAILABLE" | "OAUTH_INVALID_CLIENT" | "OAUTH_INVALID_REDIRECT_URI" | "OAUTH_INVALID_SCOPE" | "RESELLER_INVALID_STATUS" | "RESELLER_TIER_REQUIRED" | "RESELLER_PROGRAM_DISABLED" | "DEFAULT_TIER_REQUIRED";
+        ErrorCode: "UNAUTHORIZED" | "FORBIDDEN" | "VALIDATION_ERROR" | "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_IN_PROGRESS" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "REQUEST_HEADER_FIELDS_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL_ERROR" | "NOT_IMPLEMENTED" | "SERVICE_UNAVAILABLE" | "PRODUCT_NOT_FOUND" | "INVOICE_NOT_FOUND" | "PAYMENT_NOT_FOUND" | "CUSTOMER_NOT_FOUND" | "CATEGORY_NOT_FOUND" | "COUPON_NOT_FOUND" | "SUBSCRIPTION_NOT_FOUND" | "TICKET_NOT_FOUND" | "REVIEW_NOT_FOUND" | "ESCROW_NOT_FOUND" | "LICENSE_NOT_FOUND" | "RESELLER_NOT_FOUND" | "RESELLER_TIER_NOT_FOUND" | "VARIANT_NOT_FOUND" | "ORDER_ITEM_NOT_FOUND" | "PAYMENT_LINK_NOT_FOUND" | "VARIANT_FIELD_NOT_FOUND" | "QUANTITY_DEAL_NOT_FOUND" | "AFFILIATE_APPLICATION_NOT_FOUND" | "WEBHOOK_NOT_FOUND" | "WEBHOOK_LOG_NOT_FOUND" | "EVENT_NOT_FOUND" | "TEST_CLOCK_NOT_FOUND" | "THEME_NOT_FOUND" | "PREVIEW_SESSION_NOT_FOUND" | "THEME_NOT_PUBLISHED" | "DOMAIN_NOT_FOUND" | "MESSAGING_BOT_NOT_FOUND" | "REPORT_NOT_FOUND" | "DOWNLOAD_LINK_EXPIRED" | "SESSION_NOT_FOUND" | "CONFLICT" | "REVISION_CONFLICT" | "CONCURRENT_UPDATE" | "LICENSE_INVALID" | "LICENSE_EXPIRED" | "LICENSE_HWID_MISMATCH" | "COUPON_EXPIRED" | "COUPON_MAX_USES_REACHED" | "COUPON_NOT_APPLICABLE" | "ORDER_NOT_PENDING" | "TEST_CLOCK_LIMIT" | "BUYER_BLOCKED" | "ORDER_NOT_COMPLETED" | "ORDER_NOT_REFUNDABLE" | "REFUND_EXCEEDS_REMAINING" | "OUT_OF_STOCK" | "PRODUCT_NOT_SERIAL" | "PRODUCT_UNAVAILABLE" | "QUANTITY_OUT_OF_RANGE" | "GATEWAY_NOT_AVAILABLE" | "GATEWAY_UNAVAILABLE" | "GATEWAY_REFUSED" | "INSUFFICIENT_FUNDS" | "NOT_AN_AFFILIATE" | "SUBSCRIPTION_NOT_ACTIVE" | "AFFILIATE_APPLICATION_NOT_PENDING" | "FEATURE_NOT_AVAILABLE" | "OAUTH_INVALID_CLIENT" | "OAUTH_INVALID_REDIRECT_URI" | "OAUTH_INVALID_SCOPE" | "RESELLER_INVALID_STATUS" | "RESELLER_TIER_REQUIRED" | "RESELLER_PROGRAM_DISABLED" | "DEFAULT_TIER_REQUIRED";
         ErrorDetail: {
             /** @description Path of the offending value, e.g. `items[0].quantity`, `query.limit`, `body`. */
             field: string;
@@ -3285,6 +3287,13 @@ export interface components {
              * @default true
              */
             notify_customer: boolean;
+        };
+        /** @description The payment provider timed out, failed, rate-limited us or answered something it does not document; nothing was written. The error envelope (`Error`) with `code` one of `GATEWAY_UNAVAILABLE`. */
+        GatewayUnavailableError: {
+            error: components["schemas"]["ErrorObject"] & {
+                /** @enum {string} */
+                code: "GATEWAY_UNAVAILABLE";
+            };
         };
         /** @description Generate a report for a period. */
         GenerateReportRequest: {
@@ -4072,11 +4081,11 @@ export interface components {
                 code: "PAYMENT_NOT_FOUND";
             };
         };
-        /** @description The gateway is unknown or not active for the shop, or the shop's plan lacks a feature the request asks for. The error envelope (`Error`) with `code` one of `GATEWAY_NOT_AVAILABLE`, `FEATURE_NOT_AVAILABLE`. */
+        /** @description The gateway is unknown or not active for the shop (or not connected), the payment provider declined the session, or the shop's plan lacks a feature the request asks for. The error envelope (`Error`) with `code` one of `GATEWAY_NOT_AVAILABLE`, `GATEWAY_REFUSED`, `FEATURE_NOT_AVAILABLE`. */
         PaymentRejectedError: {
             error: components["schemas"]["ErrorObject"] & {
                 /** @enum {string} */
-                code: "GATEWAY_NOT_AVAILABLE" | "FEATURE_NOT_AVAILABLE";
+                code: "GATEWAY_NOT_AVAILABLE" | "GATEWAY_REFUSED" | "FEATURE_NOT_AVAILABLE";
             };
         };
         /**
@@ -4268,11 +4277,11 @@ export interface components {
             /** @description Why; shown in the refund record. */
             reason?: string;
         };
-        /** @description The order cannot be refunded by this amount. The error envelope (`Error`) with `code` one of `ORDER_NOT_REFUNDABLE`, `REFUND_EXCEEDS_REMAINING`. */
+        /** @description The order cannot be refunded by this amount, or the payment provider declined the refund. The error envelope (`Error`) with `code` one of `ORDER_NOT_REFUNDABLE`, `REFUND_EXCEEDS_REMAINING`, `GATEWAY_REFUSED`. */
         RefundRejectedError: {
             error: components["schemas"]["ErrorObject"] & {
                 /** @enum {string} */
-                code: "ORDER_NOT_REFUNDABLE" | "REFUND_EXCEEDS_REMAINING";
+                code: "ORDER_NOT_REFUNDABLE" | "REFUND_EXCEEDS_REMAINING" | "GATEWAY_REFUSED";
             };
         };
         /** @description No report with this id in this shop. The error envelope (`Error`) with `code` one of `REPORT_NOT_FOUND`. */
@@ -5614,6 +5623,30 @@ export interface components {
                  *     }
                  */
                 "application/json": components["schemas"]["ForbiddenError"];
+            };
+        };
+        /** @description The payment provider could not be reached (`GATEWAY_UNAVAILABLE`); nothing was written. Retry after `Retry-After` seconds with the same `Idempotency-Key`. */
+        GatewayUnavailableWrite: {
+            headers: {
+                "Idempotency-Status": components["headers"]["Idempotency-Status"];
+                "Retry-After": components["headers"]["Retry-After"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "GATEWAY_UNAVAILABLE",
+                 *         "message": "STRIPE could not be reached: timed out after 10000 ms. Nothing was written.",
+                 *         "doc_url": "https://api.example.com/docs/errors#GATEWAY_UNAVAILABLE"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["GatewayUnavailableError"];
             };
         };
         /** @description A request with this idempotency key is still running (`IDEMPOTENCY_IN_PROGRESS`); retry after `Retry-After` seconds. */
@@ -10959,6 +10992,7 @@ export interface operations {
             429: components["responses"]["RateLimitedWrite"];
             500: components["responses"]["InternalErrorWrite"];
             501: components["responses"]["NotImplementedWrite"];
+            502: components["responses"]["GatewayUnavailableWrite"];
             503: components["responses"]["ServiceUnavailableWrite"];
         };
     };
@@ -11191,6 +11225,7 @@ export interface operations {
             429: components["responses"]["RateLimitedWrite"];
             500: components["responses"]["InternalErrorWrite"];
             501: components["responses"]["NotImplementedWrite"];
+            502: components["responses"]["GatewayUnavailableWrite"];
             503: components["responses"]["ServiceUnavailableWrite"];
         };
     };
