@@ -331,19 +331,9 @@ describe('6. PayPal down at session start', () => {
     expect(fake.sessions()).toHaveLength(ordersBefore);
   }
 
-  // DEFECT (contract): the server answers POST /payments with 502 GATEWAY_UNAVAILABLE (src/domain/payments/
-  // provider-errors.ts), but openapi.yaml declares neither a 502 for createPayment nor the error code, so the house
-  // client's contract check refuses the response. Fails until openapi.yaml documents it; see the report.
-  test.failing.each(['server-error', 'timeout'] as const)(
-    '%s: POST /payments answers 502 GATEWAY_UNAVAILABLE (as openapi.yaml declares) and writes nothing',
-    (fault) => refusedAtStart(fault, (key) => t.http.post('/dev/v1/payments').set(bearer(key)).send(body)),
-  );
-
-  // The same behaviour without the contract check (the one response the contract does not yet declare, above), so
-  // "nothing written" stays guarded until openapi.yaml catches up.
   test.each(['server-error', 'timeout'] as const)(
     '%s: POST /payments answers 502 GATEWAY_UNAVAILABLE with Retry-After and writes nothing',
-    (fault) => refusedAtStart(fault, (key) => request(t.app).post('/dev/v1/payments').set(bearer(key)).send(body)),
+    (fault) => refusedAtStart(fault, (key) => t.http.post('/dev/v1/payments').set(bearer(key)).send(body)),
   );
 
   test('the hosted checkout form answers a 502 page and leaves no attempt', async () => {
@@ -494,5 +484,53 @@ describe('9. money moved at PayPal', () => {
     expect(closed[0]!.status).toBe('WON');
     expect((await orderOf(payment.uniqid)).status).toBe('COMPLETED');
     expect(await eventsOf(s.shop, 'order:paid')).toHaveLength(1);
+  });
+});
+
+describe('9b. refunds through PayPal', () => {
+  test('partial then full through POST /orders/{id}/refund; an outage at refund writes nothing', async () => {
+    const s = await paypalShop('test');
+    const payment = await createPayment(s);
+    await fake.pay(payment.session_id);
+    await drainAll();
+    const order = await orderOf(payment.uniqid);
+    const ref = fake.session(payment.session_id)!.paymentRef!;
+    const refund = (body: Record<string, string>, idem: string) =>
+      t.http.post(`/dev/v1/orders/${order.id}/refund`).set(bearer(s.key)).set('Idempotency-Key', idem).send(body);
+    const recorded = () =>
+      t.db
+        .selectFrom('refunds')
+        .select(['amount', 'provider_refund_id', 'gateway'])
+        .where('order_id', '=', order.id)
+        .orderBy('created_at')
+        .orderBy('id')
+        .execute();
+
+    // PayPal down: 502, nothing written here, nothing refunded there.
+    const before = await snapshot();
+    fake.failNext('server-error');
+    const down = await refund({ amount: '4.00' }, 'r-down');
+    expect(down.status).toBe(502);
+    expect(down.body.error.code).toBe('GATEWAY_UNAVAILABLE');
+    expect(down.headers['retry-after']).toMatch(/^\d+$/);
+    expect(await snapshot()).toEqual(before);
+    expect(fake.refunds(ref)).toEqual([]);
+
+    expect((await refund({ amount: '4.00' }, 'r-1')).status).toBe(200);
+    expect((await orderOf(payment.uniqid)).status).toBe('PARTIALLY_REFUNDED');
+    expect((await refund({}, 'r-2')).status).toBe(200);
+    expect((await orderOf(payment.uniqid)).status).toBe('REFUNDED');
+    await drainAll();
+
+    const atPayPal = fake.refunds(ref);
+    expect(atPayPal.map((r) => r.amount)).toEqual(['4.00', '6.00']);
+    // Both made at one instant of the test clock: compared by amount, not by insertion order.
+    const ours = (await recorded()).sort((x, y) => new Decimal(x.amount).comparedTo(y.amount));
+    expect(ours.map((r) => [new Decimal(r.amount).toFixed(2), r.provider_refund_id, r.gateway])).toEqual(
+      atPayPal.map((r) => [r.amount, r.providerRefundId, 'PAYPAL']),
+    );
+    // The refunds' own webhooks came back and were recognised as ours: nothing recorded twice.
+    expect(hooksOf(s).filter((h) => h.type === 'PAYMENT.CAPTURE.REFUNDED')).toHaveLength(2);
+    expect(await recorded()).toHaveLength(2);
   });
 });
