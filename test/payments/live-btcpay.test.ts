@@ -245,10 +245,8 @@ describe('6. BTCPay down when the session starts', () => {
     },
   );
 
-  // DEFECT (contract, not this test): openapi.yaml declares neither status 502 nor the code GATEWAY_UNAVAILABLE for
-  // createPayment (declared: 201, 400, 401, 403, 409, 413, 415, 422, 429, 500, 501, 503), so the contract client
-  // refuses the core's answer. Passes once the contract declares it.
-  it.failing('POST /payments with BTCPay down: the 502 answer matches openapi.yaml', async () => {
+  // The contract declares the 502 (GatewayUnavailableWrite): the contract client checks the answer against it.
+  it('POST /payments with BTCPay down: the 502 answer matches openapi.yaml', async () => {
     fake.failNext('server-error');
     const res = await pay({});
     expect(res.status).toBe(502);
