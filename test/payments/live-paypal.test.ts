@@ -371,11 +371,7 @@ describe('7. webhooks that are not verifiably ours to take', () => {
     expect(await fake.resend(approved!.eventId, { tamper: 'stale' })).toBe(200);
     // The exact bytes and headers PayPal sent, at another shop's route: that shop's webhook id does not verify them.
     const replay = (path: string) =>
-      request(t.app)
-        .post(path)
-        .set(approved!.headers)
-        .set('Content-Type', 'application/json')
-        .send(approved!.body);
+      request(t.app).post(path).set(approved!.headers).set('Content-Type', 'application/json').send(approved!.body);
     expect((await replay(`/webhooks/gateways/paypal/${other.shop}`)).status).toBe(400);
     expect((await replay(`/webhooks/gateways/acmepay/${s.shop}`)).status).toBe(404);
     expect((await replay(`/webhooks/gateways/paypal/shop_nope`)).status).toBe(404);
@@ -472,7 +468,11 @@ describe('9. money moved at PayPal', () => {
         .execute();
     const opened = await disputesOf();
     expect(opened).toHaveLength(1);
-    expect(opened[0]).toMatchObject({ provider_dispute_id: disputeId, gateway: 'PAYPAL', reason: 'PRODUCT_NOT_RECEIVED' });
+    expect(opened[0]).toMatchObject({
+      provider_dispute_id: disputeId,
+      gateway: 'PAYPAL',
+      reason: 'PRODUCT_NOT_RECEIVED',
+    });
     expect(new Decimal(opened[0]!.amount).equals('10.00')).toBe(true);
     expect(opened[0]!.status).not.toMatch(/^(WON|LOST|CLOSED)$/);
     expect((await orderOf(payment.uniqid)).status).toBe('DISPUTED');
