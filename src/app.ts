@@ -122,7 +122,7 @@ export async function createApp(options: AppOptions): Promise<express.Express> {
     }
   });
   app.use(docsRouter());
-  app.use(gatewayWebhookRouter({ db, gateways, logger, clock }));
+  app.use(gatewayWebhookRouter({ db, gateways, logger, clock, publicUrl: config.publicUrl }));
   app.use(
     checkoutRouter({
       db,

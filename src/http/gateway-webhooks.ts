@@ -4,7 +4,7 @@
 // short transaction; the worker applies it (src/worker/gateway-events.ts). So the route answers fast, a redelivery
 // is the same inbox row (nothing twice), and nothing here completes an order by itself.
 // Answers: 200 queued (or already known); 400 not verifiably the provider's (bad or stale signature, malformed);
-// 404 no such shop or the shop has not connected that provider; 503 the provider could not be asked to verify (PayPal):
+// 404 no such shop or the shop has not connected that provider; 502 the provider could not be asked to verify (PayPal):
 // the provider sends it again. A refusal changes nothing and is logged without the body or any secret.
 import express, { Router, type Request, type Response } from 'express';
 import type { Kysely } from 'kysely';
@@ -16,17 +16,21 @@ import { newId } from '../ids';
 import { ProviderError, WebhookRejected } from '../integrations/gateway-provider';
 import type { Logger } from '../logger';
 import type { Clock } from '../platform/clock';
+import { ApiError } from '../errors';
 import { bodyLimitBytes } from './body';
+import { errorBody } from './errors';
 
 export interface GatewayWebhookDeps {
   db: Kysely<Database>;
   gateways: Gateways;
   logger: Logger;
   clock: Clock;
+  publicUrl: string;
 }
 
-function answer(res: Response, status: number, body: Record<string, unknown>, headers: Record<string, string> = {}) {
-  res.status(status).set(headers).json(body);
+/** A refusal in the API's error envelope (code, message, doc_url), as every other route answers one. */
+function refuse(res: Response, publicUrl: string, error: ApiError) {
+  res.status(error.status).set(error.headers).json(errorBody(error, publicUrl));
 }
 
 export function gatewayWebhookRouter(deps: GatewayWebhookDeps): Router {
@@ -41,7 +45,7 @@ export function gatewayWebhookRouter(deps: GatewayWebhookDeps): Router {
     const account = shop && provider ? await deps.gateways.account(deps.db, shop, provider.code) : undefined;
     if (!provider || !shop || !account) {
       deps.logger.warn('gateway webhook refused: no such connection', where);
-      answer(res, 404, { error: { code: 'NOT_FOUND', message: 'No such gateway connection.' } });
+      refuse(res, deps.publicUrl, new ApiError('NOT_FOUND', 'No such gateway connection.'));
       return;
     }
     const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
@@ -51,17 +55,15 @@ export function gatewayWebhookRouter(deps: GatewayWebhookDeps): Router {
     } catch (err) {
       if (err instanceof WebhookRejected) {
         deps.logger.warn("gateway webhook refused: not verifiably the provider's", { ...where, reason: err.message });
-        answer(res, 400, { error: { code: 'WEBHOOK_REJECTED', message: 'The webhook could not be verified.' } });
+        refuse(res, deps.publicUrl, new ApiError('BAD_REQUEST', 'The webhook could not be verified.'));
         return;
       }
       if (err instanceof ProviderError) {
         deps.logger.warn('gateway webhook not verified: provider unreachable', { ...where, reason: err.message });
-        answer(
-          res,
-          503,
-          { error: { code: 'GATEWAY_UNAVAILABLE', message: 'Try again later.' } },
-          { 'Retry-After': '30' },
-        );
+        const unavailable = new ApiError('GATEWAY_UNAVAILABLE', `${code} could not be asked to verify the webhook.`, {
+          headers: { 'Retry-After': '30' },
+        });
+        refuse(res, deps.publicUrl, unavailable);
         return;
       }
       throw err;
@@ -80,7 +82,7 @@ export function gatewayWebhookRouter(deps: GatewayWebhookDeps): Router {
       events: notices.map((n) => `${n.kind}:${n.eventId}`).join(','),
       queued,
     });
-    answer(res, 200, { received: true, queued });
+    res.status(200).json({ received: true, queued });
   });
   return router;
 }
