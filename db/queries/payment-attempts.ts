@@ -177,6 +177,56 @@ export async function releaseReconcileLease(
   return Number(result.numUpdatedRows) === 1;
 }
 
+/**
+ * The lease of a paid attempt's refunds at its provider: one refund at a time asks the provider (src/domain/orders/
+ * provider-refunds.ts). Taken only when free or run out; false when another holds it.
+ */
+export async function takeRefundLease(
+  trx: Transaction<Database>,
+  shopId: string,
+  id: string,
+  lease: { token: string; now: Date; until: Date },
+): Promise<boolean> {
+  const result = await inShopForWrite(trx, shopId)
+    .updateTable('payment_attempts')
+    .set({ lease_until: lease.until, lease_token: lease.token })
+    .where('id', '=', id)
+    .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', lease.now)]))
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Gives the refund lease back, if this token still holds it. */
+export async function releaseRefundLease(
+  trx: Transaction<Database>,
+  shopId: string,
+  id: string,
+  token: string,
+): Promise<void> {
+  await inShopForWrite(trx, shopId)
+    .updateTable('payment_attempts')
+    .set({ lease_until: null, lease_token: null })
+    .where('id', '=', id)
+    .where('lease_token', '=', token)
+    .execute();
+}
+
+/** Settles how a flagged payment's money went back, once: false when it was settled already. */
+export async function settleReturnStatus(
+  trx: Transaction<Database>,
+  shopId: string,
+  id: string,
+  status: 'REFUNDED' | 'FAILED',
+): Promise<boolean> {
+  const result = await inShopForWrite(trx, shopId)
+    .updateTable('payment_attempts')
+    .set({ return_status: status })
+    .where('id', '=', id)
+    .where('return_status', '=', 'PENDING')
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
 /** Removes an attempt whose provider session could not be opened (still PENDING, no session): nothing is left. */
 export async function deletePendingAttempt(trx: Transaction<Database>, shopId: string, id: string): Promise<void> {
   await inShopForWrite(trx, shopId)

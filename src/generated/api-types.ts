@@ -2048,6 +2048,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "payment:flagged": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event payment:flagged
+         * @description A provider took money that did not pay its invoice, and what became of it: a second payment of an invoice already paid (`DUPLICATE`), one after the invoice expired (`LATE`), less than the session asked (`SHORT`) or in another currency (`CURRENCY`). The invoice is not completed by it. Such money is given back through its provider automatically; this event is sent once per such payment, when that is settled: `return_status` `REFUNDED` (the provider accepted the refund; BTCPay: a pull payment the buyer claims) or `FAILED` (the provider declined it, e.g. the payment was already refunded in its dashboard: the money is the merchant's to settle with the buyer). Sent in the transaction that records the outcome. Signed with the Standard Webhooks headers; see "Webhooks (events)" in the introduction.
+         */
+        post: operations["onPaymentFlagged"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "product:stock_low": {
         parameters: {
             query?: never;
@@ -3214,6 +3234,34 @@ export interface components {
             /**
              * Format: uuid
              * @description Public identifier (UUID).
+             */
+            uniqid: string;
+        };
+        /** @description Data of `payment:flagged`. */
+        EventPaymentFlaggedData: {
+            /** @description What the provider took. Decimal string. */
+            amount: string;
+            /** @description The payment attempt (one provider session) that took the money. */
+            attempt_id: string;
+            /** @description The currency it was taken in (ISO 4217, or a coin's code). */
+            currency: string;
+            /**
+             * @description Why the money did not pay the invoice.
+             * @enum {string}
+             */
+            flag: "DUPLICATE" | "LATE" | "SHORT" | "CURRENCY";
+            /** @description The gateway's code: STRIPE, PAYPAL, BTCPAY or SANDBOX. */
+            gateway: string;
+            /** @description The provider's id of the refund (null when FAILED, and for the SANDBOX, which moves no money). */
+            provider_refund_id: string | null;
+            /**
+             * @description `REFUNDED`: given back through the provider; `FAILED`: the provider declined the refund.
+             * @enum {string}
+             */
+            return_status: "REFUNDED" | "FAILED";
+            /**
+             * Format: uuid
+             * @description The invoice's public id (order or payment).
              */
             uniqid: string;
         };
@@ -5296,7 +5344,7 @@ export interface components {
          * @description An event name (see the `webhooks` section).
          * @enum {string}
          */
-        WebhookEventType: "order:created" | "order:paid" | "order:completed" | "order:refunded" | "order:voided" | "order:item_delivered" | "payment:created" | "subscription:created" | "subscription:renewed" | "subscription:paused" | "subscription:cancelled" | "dispute:opened" | "dispute:closed" | "license:created" | "license:revoked" | "review:created" | "ticket:created" | "customer:created" | "product:stock_low" | "reseller:invited" | "reseller:suspended" | "affiliate:approved" | "webhook:test";
+        WebhookEventType: "order:created" | "order:paid" | "order:completed" | "order:refunded" | "order:voided" | "order:item_delivered" | "payment:created" | "payment:flagged" | "subscription:created" | "subscription:renewed" | "subscription:paused" | "subscription:cancelled" | "dispute:opened" | "dispute:closed" | "license:created" | "license:revoked" | "review:created" | "ticket:created" | "customer:created" | "product:stock_low" | "reseller:invited" | "reseller:suspended" | "affiliate:approved" | "webhook:test";
         /** @description No delivery log with this id in this shop. The error envelope (`Error`) with `code` one of `WEBHOOK_LOG_NOT_FOUND`. */
         WebhookLogNotFoundError: {
             error: components["schemas"]["ErrorObject"] & {
@@ -15992,6 +16040,69 @@ export interface operations {
                      * @constant
                      */
                     event: "payment:created";
+                    /** @description `false`: the event happened in the shop's test mode (a test credential, the SANDBOX gateway, a test clock) and is sent only to test-mode endpoints; `true`: live mode. */
+                    livemode: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Acknowledged: any 2xx within 10 seconds. Anything else (another status, a redirect, a time-out) fails the attempt, which is retried 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later (8 attempts in all, ±10% jitter); see "Webhooks (events)" in the introduction. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onPaymentFlagged: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`evt_…`, as in `GET /events/{id}`): the same on every retry and for every endpoint receiving the event. Delivery is at least once: de-duplicate on it.
+                 * @example evt_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f
+                 */
+                "webhook-id": string;
+                /**
+                 * @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>` signatures.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Unix seconds when this attempt was sent; reject if more than 5 minutes away from now.
+                 * @example 1763781000
+                 */
+                "webhook-timestamp": number;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "event": "payment:flagged",
+                 *       "livemode": true,
+                 *       "data": {
+                 *         "uniqid": "0195f3c1-a2b3-7c9d-8e4f-5a6b7c8d9e0f",
+                 *         "attempt_id": "pay_0195f3c1a2b37c9d8e4f5a6b7c8d9e0f",
+                 *         "gateway": "STRIPE",
+                 *         "flag": "DUPLICATE",
+                 *         "amount": "19.99",
+                 *         "currency": "USD",
+                 *         "return_status": "REFUNDED",
+                 *         "provider_refund_id": "re_3Nq1a2b3c4d5e6f7"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    data: components["schemas"]["EventPaymentFlaggedData"];
+                    /**
+                     * @description The event name.
+                     * @constant
+                     */
+                    event: "payment:flagged";
                     /** @description `false`: the event happened in the shop's test mode (a test credential, the SANDBOX gateway, a test clock) and is sent only to test-mode endpoints; `true`: live mode. */
                     livemode: boolean;
                 };

@@ -15,7 +15,7 @@ import { workerWrite } from '../domain/effects';
 import { applySessionState } from '../domain/support/gateway-notices';
 import { sessionReturnUrls } from '../domain/payments/provider-sessions';
 import type { Gateways } from '../integrations/gateway-accounts';
-import { MAX_LOOKS, nextLookMs } from '../domain/orders/settlement';
+import { settleFlaggedReturn, MAX_LOOKS, nextLookMs, type ReturnOutcome } from '../domain/orders/settlement';
 import { isProviderCode, ProviderError, providerCodes } from '../integrations/gateway-provider';
 import type { Clock } from '../platform/clock';
 import { decimalString } from '../platform/money';
@@ -45,6 +45,14 @@ export function paymentReconcilerJob(db: Kysely<Database>, options: ReconcilerOp
       await release({ reconcile_at: null });
       return;
     }
+    // A flagged payment's outcome is recorded with the event that tells the merchant, only while this lease holds.
+    const returnSettled = (set: Parameters<typeof release>[0], outcome: ReturnOutcome) =>
+      db.transaction().execute((trx) =>
+        workerWrite(trx, shop.id, 'payment-reconciler', clock, async (w) => {
+          if (await attempts.releaseReconcileLease(trx, shop.id, attempt.id, token, set))
+            await settleFlaggedReturn(w, order, attempt, outcome);
+        }),
+      );
     const code = attempt.gateway;
     const provider = gateways.provider(code)!;
     const account = await gateways.account(db, shop, code);
@@ -63,7 +71,13 @@ export function paymentReconcilerJob(db: Kysely<Database>, options: ReconcilerOp
           currency: attempt.paid_currency!,
           reason: `Payment ${attempt.flag.toLowerCase()}: invoice ${order.uniqid} was not paid by it`,
         });
-        await release({ reconcile_at: null, return_status: 'REFUNDED', last_error: null });
+        await returnSettled(
+          { reconcile_at: null, last_error: null },
+          {
+            status: 'REFUNDED',
+            providerRefundId: refund.providerRefundId,
+          },
+        );
         logger.info('payment given back', {
           attempt_id: attempt.id,
           flag: attempt.flag,
@@ -115,7 +129,7 @@ export function paymentReconcilerJob(db: Kysely<Database>, options: ReconcilerOp
       const message = (err as Error)?.message ?? String(err);
       // A provider's "no" to giving money back is the merchant's to handle; anything else is tried again later.
       if (refused && attempt.flag !== null)
-        await release({ reconcile_at: null, return_status: 'FAILED', last_error: message });
+        await returnSettled({ reconcile_at: null, last_error: message }, { status: 'FAILED' });
       else await release({ reconcile_at: later(), last_error: message.slice(0, 1000) });
       logger.warn('payment reconciliation failed', { attempt_id: attempt.id, gateway: code, error: message });
     }

@@ -14,6 +14,7 @@ import { createWorker } from '../../src/worker';
 import type { Worker } from '../../src/worker/worker';
 import { startPayPalFake, type PayPalFake } from '../fakes/paypal/fake';
 import { snapshotTables } from '../helpers/db-snapshot';
+import { assertEventPayloads } from '../helpers/webhook-payloads';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
 
 const provider = createPayPalProvider({ timeoutMs: 3_000 });
@@ -90,6 +91,16 @@ async function createPayment(s: PayPalShop, value = 10) {
   return res.body.data as { uniqid: string; checkout_url: string; session_id: string; status: string };
 }
 
+const flaggedEvents = async (shop: string) =>
+  (
+    await t.db
+      .selectFrom('events')
+      .select('data')
+      .where('shop_id', '=', shop)
+      .where('type', '=', 'payment:flagged')
+      .orderBy('created_at')
+      .execute()
+  ).map((e) => JSON.parse(e.data) as Record<string, unknown>);
 const orderOf = (uniqid: string) =>
   t.db.selectFrom('orders').selectAll().where('uniqid', '=', uniqid).executeTakeFirstOrThrow();
 const attemptsOf = async (uniqid: string) => {
@@ -106,6 +117,14 @@ const eventsOf = (shop: string, type: string) =>
   t.db.selectFrom('events').select(['data']).where('shop_id', '=', shop).where('type', '=', type).execute();
 const gatewayEventsOf = (shop: string) =>
   t.db.selectFrom('gateway_events').select(['event_id', 'status']).where('shop_id', '=', shop).execute();
+const refundsOf = async (uniqid: string) => {
+  const order = await orderOf(uniqid);
+  return t.db
+    .selectFrom('refunds')
+    .select(['amount', 'gateway', 'provider_refund_id', 'attempt_id'])
+    .where('order_id', '=', order.id)
+    .execute();
+};
 const hooksOf = (s: PayPalShop) => fake.webhooks().filter((h) => h.url === s.webhookUrl);
 
 /** Drains the worker until the fake has nothing more under way (a capture's webhook follows the worker's read). */
@@ -287,6 +306,20 @@ describe('4. two sessions of one invoice both paid', () => {
     expect(refunds[0]).toMatchObject({ amount: '10.00', currency: 'USD' });
     expect(refunds[0]!.idempotencyKey).toEqual(expect.stringContaining(duplicate.id));
     expect((await attemptsOf(payment.uniqid)).find((a) => a.id === duplicate.id)!.return_status).toBe('REFUNDED');
+    // The merchant is told once, with the refund PayPal made.
+    expect(await flaggedEvents(s.shop)).toEqual([
+      expect.objectContaining({
+        uniqid: payment.uniqid,
+        attempt_id: duplicate.id,
+        gateway: 'PAYPAL',
+        flag: 'DUPLICATE',
+        amount: '10.00',
+        currency: 'USD',
+        return_status: 'REFUNDED',
+        provider_refund_id: refunds[0]!.providerRefundId,
+      }),
+    ]);
+    expect(await assertEventPayloads(t.db, s.shop, ['payment:flagged'])).toBe(1);
     // The first payment was not touched.
     expect(fake.refunds(fake.session(payment.session_id)!.paymentRef!)).toEqual([]);
     clock.advance(10 * 60_000);
@@ -424,14 +457,6 @@ describe('9. money moved at PayPal', () => {
     await expectPaidOnce(s, payment.uniqid);
     return { s, payment, ref: fake.session(payment.session_id)!.paymentRef! };
   }
-  const refundsOf = async (uniqid: string) => {
-    const order = await orderOf(uniqid);
-    return t.db
-      .selectFrom('refunds')
-      .select(['amount', 'gateway', 'provider_refund_id', 'attempt_id'])
-      .where('order_id', '=', order.id)
-      .execute();
-  };
 
   test("a refund made in PayPal's dashboard reaches us by webhook and is recorded once", async () => {
     const { s, payment, ref } = await paidPayment();

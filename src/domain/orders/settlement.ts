@@ -15,6 +15,7 @@ import type { AttemptFlag, OrderRow, PaymentAttemptRow } from '../../../db/table
 import type { SessionState } from '../../integrations/gateway-provider';
 import type { ShopWrite } from '../../platform/unit-of-work';
 import { completeInvoice, type CompletionDeps } from '../orders/completion';
+import { decimalString } from '../../platform/money';
 import { sandboxGatewayCode } from '../payments/gateways';
 import { FIRST_LOOK_MS } from '../payments/provider-sessions';
 
@@ -93,7 +94,7 @@ export async function settleAttempt(
     status: 'PAID',
     paid_at: now,
     flag,
-    return_status: sandbox ? 'REFUNDED' : 'PENDING',
+    return_status: 'PENDING',
     reconcile_at: sandbox ? null : now,
   });
   effects.audit({
@@ -102,5 +103,48 @@ export async function settleAttempt(
     resourceId: order.id,
     detail: { attempt_id: attempt.id, gateway: attempt.gateway, flag, amount: state.amount, currency: state.currency },
   });
+  if (sandbox)
+    await settleFlaggedReturn(
+      w,
+      order,
+      { ...attempt, flag, paid_amount: state.amount, paid_currency: state.currency.toUpperCase() },
+      { status: 'REFUNDED', providerRefundId: null },
+    );
   return 'FLAGGED';
+}
+
+export type ReturnOutcome =
+  { status: 'REFUNDED'; providerRefundId: string | null } | { status: 'FAILED'; providerRefundId?: undefined };
+
+/**
+ * Settles how a flagged payment's money went back (given back through the provider, or declined there and so the
+ * merchant's to settle with the buyer) and tells the merchant, once per payment (`payment:flagged`), in the
+ * transaction that records it. The reconciler's refund and a provider's refund webhook may both report it: the first
+ * settles it, the other changes nothing. False when it was settled already.
+ */
+export async function settleFlaggedReturn(
+  w: ShopWrite,
+  order: Pick<OrderRow, 'id' | 'uniqid'>,
+  attempt: Pick<PaymentAttemptRow, 'id' | 'gateway' | 'flag' | 'paid_amount' | 'paid_currency'>,
+  outcome: ReturnOutcome,
+): Promise<boolean> {
+  if (!(await attempts.settleReturnStatus(w.trx, w.shopId, attempt.id, outcome.status))) return false;
+  const currency = attempt.paid_currency!;
+  w.effects.emit('payment:flagged', {
+    uniqid: order.uniqid,
+    attempt_id: attempt.id,
+    gateway: attempt.gateway,
+    flag: attempt.flag!,
+    amount: decimalString(attempt.paid_amount!, currency),
+    currency,
+    return_status: outcome.status,
+    provider_refund_id: outcome.providerRefundId ?? null,
+  });
+  w.effects.audit({
+    action: outcome.status === 'REFUNDED' ? 'payment.returned' : 'payment.return_failed',
+    resourceType: 'order',
+    resourceId: order.id,
+    detail: { attempt_id: attempt.id, gateway: attempt.gateway, flag: attempt.flag },
+  });
+  return true;
 }

@@ -4,6 +4,7 @@
 // unknown session, another shop's payment) changes nothing and says why, for the log.
 import * as attempts from '../../../db/queries/payment-attempts';
 import * as disputes from '../../../db/queries/disputes';
+import * as orders from '../../../db/queries/orders';
 import * as refunds from '../../../db/queries/refunds';
 import type { PaymentAttemptRow } from '../../../db/tables';
 import { ApiError } from '../../errors';
@@ -12,7 +13,7 @@ import type { ShopWrite } from '../../platform/unit-of-work';
 import type { CompletionDeps } from '../orders/completion';
 import { refundOrder } from '../orders/refunds';
 import { closeDispute, openDispute } from '../support/disputes';
-import { settleAttempt } from '../orders/settlement';
+import { settleAttempt, settleFlaggedReturn } from '../orders/settlement';
 
 /** What applying a notice did, in a word or two for the log line. */
 export type NoticeOutcome = string;
@@ -49,9 +50,11 @@ async function recordRefunds(
   for (const r of notice.refunds) {
     if (await refunds.refundOfProviderRefund(w.trx, w.shopId, gateway, r.providerRefundId)) continue;
     if (attempt.flag !== null) {
-      // The giving back of a payment that did not pay its invoice (src/worker/payment-reconciler.ts): not a refund
-      // of the order.
-      await attempts.updatePaymentAttempt(w.trx, w.shopId, attempt.id, { return_status: 'REFUNDED' });
+      // The giving back of a payment that did not pay its invoice (src/worker/payment-reconciler.ts, or the merchant
+      // at the provider): not a refund of the order.
+      const order = await orders.orderById(w.trx, w.shopId, attempt.order_id);
+      if (order)
+        await settleFlaggedReturn(w, order, attempt, { status: 'REFUNDED', providerRefundId: r.providerRefundId });
       continue;
     }
     try {

@@ -28,6 +28,7 @@ export const webhookEventTypes = [
   'order:voided',
   'order:item_delivered',
   'payment:created',
+  'payment:flagged',
   'subscription:created',
   'subscription:renewed',
   'subscription:paused',
@@ -61,6 +62,8 @@ export const eventReadScopes: Readonly<Record<WebhookEventType, string | null>> 
   'order:voided': 'orders.read',
   'order:item_delivered': 'orders.read',
   'payment:created': 'payments.read',
+  // Money taken for an order or a payment: the invoice's reader sees it.
+  'payment:flagged': 'orders.read',
   'subscription:created': 'subscriptions.read',
   'subscription:renewed': 'subscriptions.read',
   'subscription:paused': 'subscriptions.read',
