@@ -61,9 +61,10 @@ export const completeOrder: OperationHandler<'completeOrder'> = async (ctx) => (
 
 // An order paid through a payment provider is refunded there first, outside the transaction (provider-refunds.ts).
 export const refundOrder = preparedWrite<'refundOrder', ProviderRefundRecord | undefined>(
-  ({ db, auth, params, body, headers, services }) =>
+  ({ primary, auth, params, body, headers, services }) =>
     refundAtProvider(
-      db,
+      primary,
+      services.realClock,
       auth.shop,
       params.id,
       body ?? {},

@@ -295,8 +295,9 @@ export async function createApi(options: ApiOptions) {
         },
         prepare &&
           (async () => {
-            // Outside any transaction, before it: reads through the read-only pool, like a read operation.
-            Object.assign(ctx, { prepared: await prepare(ctx) });
+            // Outside any transaction, before it: reads through the read-only pool, like a read operation, and
+            // the primary for what must not lag or must be held while a provider is asked.
+            Object.assign(ctx, { prepared: await prepare({ ...ctx, primary: db } as never) });
           }),
       );
       sendOutcome(res, outcome);

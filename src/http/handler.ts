@@ -1,6 +1,6 @@
 // The shape every operation handler has: a typed request in, data out. Handlers never see express; the glue in
 // src/http/api.ts builds the context and turns the result into the envelope.
-import type { Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { ReadDb } from '../../db/queries/shop-scope';
 import type { Database } from '../../db/tables';
 import type { AuthContext } from '../auth/authenticate';
@@ -105,7 +105,7 @@ export function singleStatement<Id extends OperationId>(handler: OperationHandle
  * as `ctx.prepared`. It runs under the Idempotency-Key's claim (a replay never repeats it) and may write nothing.
  */
 export function preparedWrite<Id extends OperationId, P>(
-  prepare: (ctx: OperationContext<Id>) => Promise<P>,
+  prepare: (ctx: PrepareContext<Id>) => Promise<P>,
   handler: (ctx: OperationContext<Id>, prepared: P) => Promise<OperationResult>,
 ): OperationHandler<Id> {
   const run = ((ctx: OperationContext<Id> & { prepared?: P }) =>
@@ -113,9 +113,15 @@ export function preparedWrite<Id extends OperationId, P>(
   return Object.assign(run, { prepare });
 }
 
+/**
+ * A prepare step's context: the request's, plus the primary database for short transactions of its own (a lease
+ * that keeps two such steps from asking a provider at once) and reads that must not lag.
+ */
+export type PrepareContext<Id extends OperationId = OperationId> = OperationContext<Id> & { primary: Kysely<Database> };
+
 /** The handler's step outside the transaction, if it has one (preparedWrite). */
-export function prepareStep(handler: unknown): ((ctx: OperationContext) => Promise<unknown>) | undefined {
-  return (handler as { prepare?: (ctx: OperationContext) => Promise<unknown> }).prepare;
+export function prepareStep(handler: unknown): ((ctx: PrepareContext) => Promise<unknown>) | undefined {
+  return (handler as { prepare?: (ctx: PrepareContext) => Promise<unknown> }).prepare;
 }
 
 export function isSingleStatement(handler: unknown): boolean {

@@ -32,6 +32,8 @@ export interface ProviderRefundRecord {
    * Through our API the amount is the whole refund, the wallet's part first and the provider's the rest.
    */
   providerOnly: boolean;
+  /** The refund lease taken to ask the provider (provider-refunds.ts), given back with the refund's record. */
+  leaseToken?: string;
 }
 
 /** The statuses a refund may start from. */
