@@ -441,7 +441,10 @@ export class StripeFake implements ProviderFake {
     const url = new URL(req.url ?? '/', this.baseUrl);
     const method = req.method ?? 'GET';
     const raw = await readBody(req);
-    if (url.pathname.startsWith('/pay/')) return this.page(method, url.pathname, res);
+    // The buyer's side (Stripe serves it from checkout.stripe.com, not the API host): the hosted page, and the
+    // favicon a browser asks that host for, which is no API call (no violation, and no fault spent on it).
+    if (url.pathname.startsWith('/pay/') || url.pathname === '/favicon.ico')
+      return this.page(method, url.pathname, res);
 
     const header = req.headers['idempotency-key'];
     const idempotencyKey = Array.isArray(header) ? header[0] : header;
