@@ -453,6 +453,21 @@ async function settle(): Promise<void> {
   await worker.drain();
 }
 
+/** The worker applied each of these Stripe events once and fully: none failed and waits to be tried again. */
+async function expectApplied(webhooks: { eventId: string }[]): Promise<void> {
+  expect(webhooks.length).toBeGreaterThan(0);
+  const rows = await t.db
+    .selectFrom('gateway_events')
+    .select(['event_id', 'status', 'last_error'])
+    .where(
+      'event_id',
+      'in',
+      webhooks.map((w) => w.eventId),
+    )
+    .execute();
+  expect(rows.map((r) => [r.status, r.last_error])).toEqual(webhooks.map(() => ['SUCCEEDED', null]));
+}
+
 /**
  * Refused by a business rule: everything as before but the request's own audit entry (every state-changing request
  * is audited, accepted or refused: DESIGN.md section 5).
@@ -511,6 +526,7 @@ describe('case 9: refunds through POST /orders/{id}/refund of a Stripe payment',
     await settle();
     const announced = fake.webhooks().filter((w) => w.type === 'charge.refunded' && w.body.includes(ref));
     expect(announced.map((w) => w.sends)).toEqual([[200], [200]]);
+    await expectApplied(announced);
     expect(await refundRows(order.id)).toEqual(ours);
     expect(await eventsAbout('order:refunded', uniqid)).toHaveLength(2);
 
@@ -564,6 +580,7 @@ describe('case 9b: Stripe down or refusing at refund', () => {
       expect(await eventsAbout('order:refunded', uniqid)).toHaveLength(1);
       await settle();
       expect(await refundRows(order.id)).toHaveLength(1);
+      await expectApplied(fake.webhooks().filter((w) => w.type === 'charge.refunded' && w.body.includes(ref)));
     },
   );
 
@@ -584,6 +601,7 @@ describe('case 9b: Stripe down or refusing at refund', () => {
     // The queued webhook applied: the dashboard's refund is ours now, and what remains (3.00) can be refunded.
     await settle();
     expect((await refundRows(order.id)).map(amountOf)).toEqual(['7.00']);
+    await expectApplied(fake.webhooks().filter((w) => w.type === 'charge.refunded' && w.body.includes(ref)));
     const rest = await refundVia(order.id, {});
     expect(rest.status).toBe(200);
     expect(fake.refunds(ref).map((r) => r.amount)).toEqual(['7.00', '3.00']);
@@ -618,6 +636,7 @@ describe("case 10: money moved in Stripe's dashboard and by the buyer's bank", (
     await settle();
     expect(await allCounts()).toEqual(before);
     expect(await eventsAbout('order:refunded', uniqid)).toHaveLength(1);
+    await expectApplied([hook]);
   });
 
   test('a dispute opened then won at Stripe opens and closes ours once each, under resends too', async () => {
@@ -683,6 +702,7 @@ describe("case 10: money moved in Stripe's dashboard and by the buyer's bank", (
     expect(await allCounts()).toEqual(beforeClosedResend);
     expect(await eventsAbout('dispute:opened', uniqid)).toHaveLength(1);
     expect(await eventsAbout('dispute:closed', uniqid)).toHaveLength(1);
+    await expectApplied([created, closedHook]);
     // Won: nothing given back, here or at Stripe.
     expect(await refundRows(order.id)).toEqual([]);
     expect(fake.refunds(ref)).toEqual([]);
@@ -714,5 +734,6 @@ describe("case 10: money moved in Stripe's dashboard and by the buyer's bank", (
     // The bank took the money back: no refund asked of Stripe on top of it.
     expect(fake.requests.slice(calls).filter((r) => r.path === '/v1/refunds')).toEqual([]);
     expect(fake.refunds(ref).map((r) => r.amount)).toEqual(['2.50']);
+    await expectApplied(fake.webhooks().filter((w) => w.body.includes(ref) || w.body.includes(disputeId)));
   });
 });
