@@ -407,3 +407,333 @@ describe('case 8: mode walls', () => {
     expect((await orderByUniqid(order.uniqid)).status).toBe('PENDING');
   });
 });
+
+// ---- money moved after payment: refunds through our API and through Stripe's dashboard, disputes ----
+
+/** A Stripe payment of `value` USD, paid and completed: its order row and the payment intent a refund names. */
+async function paidOrder(value: number) {
+  const payment = await openPayment(value);
+  await fake.pay(payment.session_id);
+  await worker.drain();
+  const order = await orderByUniqid(payment.uniqid);
+  expect(order.status).toBe('COMPLETED');
+  return { ...payment, order, ref: fake.session(payment.session_id)!.paymentRef! };
+}
+
+const refundVia = (orderId: string, body: Record<string, string>, idempotencyKey?: string) => {
+  const req = t.http.post(`/dev/v1/orders/${orderId}/refund`).set(bearer(testKey));
+  return (idempotencyKey ? req.set('Idempotency-Key', idempotencyKey) : req).send(body);
+};
+const refundRows = (orderId: string) =>
+  t.db
+    .selectFrom('refunds')
+    .select(['id', 'amount', 'gateway', 'provider_refund_id', 'attempt_id', 'reason'])
+    .where('order_id', '=', orderId)
+    .orderBy('amount')
+    .execute();
+/** The shop's events of `type` about this order, their data parsed. */
+const eventsAbout = async (type: string, uniqid: string) =>
+  (
+    await t.db
+      .selectFrom('events')
+      .select(['data'])
+      .where('shop_id', '=', testShop)
+      .where('type', '=', type)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute()
+  )
+    .map((e) => JSON.parse(e.data) as Record<string, unknown>)
+    .filter((d) => d.uniqid === uniqid || d.order_uniqid === uniqid);
+const amountOf = (row: { amount: string }) => Number(row.amount).toFixed(2);
+
+/** Drains until the fake has no webhook under way (a refund's charge.refunded follows Stripe's answer). */
+async function settle(): Promise<void> {
+  await fake.settled();
+  await worker.drain();
+}
+
+/** The worker applied each of these Stripe events once and fully: none failed and waits to be tried again. */
+async function expectApplied(webhooks: { eventId: string }[]): Promise<void> {
+  expect(webhooks.length).toBeGreaterThan(0);
+  const rows = await t.db
+    .selectFrom('gateway_events')
+    .select(['event_id', 'status', 'last_error'])
+    .where(
+      'event_id',
+      'in',
+      webhooks.map((w) => w.eventId),
+    )
+    .execute();
+  expect(rows.map((r) => [r.status, r.last_error])).toEqual(webhooks.map(() => ['SUCCEEDED', null]));
+}
+
+/**
+ * Refused by a business rule: everything as before but the request's own audit entry (every state-changing request
+ * is audited, accepted or refused: DESIGN.md section 5).
+ */
+async function expectOnlyAudited(before: Record<string, number>): Promise<void> {
+  const after = await allCounts();
+  expect(after.audit_entries).toBe(before.audit_entries! + 1);
+  expect({ ...after, audit_entries: 0 }).toEqual({ ...before, audit_entries: 0 });
+}
+
+describe('case 9: refunds through POST /orders/{id}/refund of a Stripe payment', () => {
+  test('partial then full: two refunds at Stripe keyed by our refund ids; replays and excess refund nothing', async () => {
+    const { order, ref, uniqid } = await paidOrder(10);
+    const first = await refundVia(order.id, { amount: '4.00', reason: 'requested_by_customer' }, 'stripe-r-1');
+    expect(first.status).toBe(200);
+    expect(first.headers['idempotency-status']).toBe('created');
+    expect(first.body.data.message).toContain('6.00 USD remains refundable');
+    expect((await orderByUniqid(uniqid)).status).toBe('PARTIALLY_REFUNDED');
+    await settle();
+
+    // More than the 6.00 that remains: refused before Stripe is asked.
+    const calls = fake.requests.length;
+    const before = await allCounts();
+    const over = await refundVia(order.id, { amount: '6.01' });
+    expect([over.status, over.body.error.code]).toEqual([400, 'REFUND_EXCEEDS_REMAINING']);
+    expect(fake.requests.length).toBe(calls);
+    await expectOnlyAudited(before);
+
+    const second = await refundVia(order.id, {}, 'stripe-r-2');
+    expect(second.status).toBe(200);
+    expect(second.body.data.message).toContain('fully refunded');
+    expect((await orderByUniqid(uniqid)).status).toBe('REFUNDED');
+
+    const atStripe = fake.refunds(ref);
+    expect(atStripe.map((r) => [r.amount, r.currency])).toEqual([
+      ['4.00', 'USD'],
+      ['6.00', 'USD'],
+    ]);
+    const ours = await refundRows(order.id);
+    const [attempt] = await attemptsOf(order.id);
+    expect(ours.map((r) => [amountOf(r), r.gateway, r.attempt_id])).toEqual([
+      ['4.00', 'STRIPE', attempt!.id],
+      ['6.00', 'STRIPE', attempt!.id],
+    ]);
+    // Each Stripe refund is one of ours: its id recorded here, its idempotency key derived from our refund id.
+    expect(ours.map((r) => [r.provider_refund_id, `refund_${r.id}`])).toEqual(
+      atStripe.map((r) => [r.providerRefundId, r.idempotencyKey]),
+    );
+    const refunded = await eventsAbout('order:refunded', uniqid);
+    expect(refunded.map((d) => [d.amount, d.currency, d.fully_refunded])).toEqual([
+      ['4.00', 'USD', false],
+      ['6.00', 'USD', true],
+    ]);
+
+    // Stripe's charge.refunded for each came back: recognised as ours, nothing recorded twice.
+    await settle();
+    const announced = fake.webhooks().filter((w) => w.type === 'charge.refunded' && w.body.includes(ref));
+    expect(announced.map((w) => w.sends)).toEqual([[200], [200]]);
+    await expectApplied(announced);
+    expect(await refundRows(order.id)).toEqual(ours);
+    expect(await eventsAbout('order:refunded', uniqid)).toHaveLength(2);
+
+    // The first request again, same Idempotency-Key: the stored answer, and Stripe is not asked again.
+    const afterAll = await allCounts();
+    const replay = await refundVia(order.id, { amount: '4.00', reason: 'requested_by_customer' }, 'stripe-r-1');
+    expect(replay.status).toBe(200);
+    expect(replay.headers['idempotency-status']).toBe('cached');
+    expect(replay.body).toEqual(first.body);
+    expect(fake.refunds(ref)).toHaveLength(2);
+    // Only the replay's own audit entry.
+    await expectOnlyAudited(afterAll);
+  });
+});
+
+describe('case 9b: Stripe down or refusing at refund', () => {
+  // stripe-node retries a keyed create once on no answer and on a 5xx, not on a 429 nor on a 200 it cannot parse.
+  test.each([
+    ['timeout', 2],
+    ['server-error', 2],
+    ['rate-limited', 1],
+    ['garbage', 1],
+  ] as const)(
+    '%s: 502 GATEWAY_UNAVAILABLE with Retry-After, nothing written or refunded; the same request then refunds once',
+    async (fault, tries) => {
+      const { order, ref, uniqid } = await paidOrder(5);
+      const before = await allCounts();
+      const calls = fake.requests.length;
+      fake.failNext(fault, tries);
+      const down = await refundVia(order.id, { amount: '2.00' }, `stripe-down-${fault}`);
+      expect(down.status).toBe(502);
+      expect(down.body.error.code).toBe('GATEWAY_UNAVAILABLE');
+      // A 429's own Retry-After (the fake's 2 s) is passed on; otherwise our default.
+      expect(down.headers['retry-after']).toBe(fault === 'rate-limited' ? '2' : '5');
+      expect(JSON.stringify(down.body)).not.toContain(testCreds.STRIPE_SECRET_KEY);
+      expect(fake.requests.slice(calls).map((r) => r.path)).toEqual(Array(tries).fill('/v1/refunds'));
+      expect(await allCounts()).toEqual(before);
+      expect(fake.refunds(ref)).toEqual([]);
+      expect((await orderByUniqid(uniqid)).status).toBe('COMPLETED');
+
+      const again = await refundVia(order.id, { amount: '2.00' }, `stripe-down-${fault}`);
+      expect(again.status).toBe(200);
+      expect(again.headers['idempotency-status']).toBe('created');
+      const [made] = fake.refunds(ref);
+      expect(fake.refunds(ref)).toHaveLength(1);
+      expect(made!.amount).toBe('2.00');
+      const rows = await refundRows(order.id);
+      expect(rows.map((r) => [amountOf(r), r.provider_refund_id])).toEqual([['2.00', made!.providerRefundId]]);
+      expect(made!.idempotencyKey).toBe(`refund_${rows[0]!.id}`);
+      expect((await orderByUniqid(uniqid)).status).toBe('PARTIALLY_REFUNDED');
+      expect(await eventsAbout('order:refunded', uniqid)).toHaveLength(1);
+      await settle();
+      expect(await refundRows(order.id)).toHaveLength(1);
+      await expectApplied(fake.webhooks().filter((w) => w.type === 'charge.refunded' && w.body.includes(ref)));
+    },
+  );
+
+  test('Stripe refuses (its dashboard refunded part already, not yet told to us): 400 GATEWAY_REFUSED, nothing written', async () => {
+    const { order, ref, uniqid } = await paidOrder(10);
+    // Refunded in Stripe's dashboard; its webhook reached our route and waits in the queue, unapplied.
+    await fake.dashboardRefund(ref, '7.00');
+    const before = await allCounts();
+    const refused = await refundVia(order.id, { amount: '5.00' });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.code).toBe('GATEWAY_REFUSED');
+    // Stripe's reason is passed on: a merchant can act on it.
+    expect(refused.body.error.message).toContain('greater than unrefunded amount');
+    await expectOnlyAudited(before);
+    expect(fake.refunds(ref).map((r) => r.amount)).toEqual(['7.00']);
+    expect((await orderByUniqid(uniqid)).status).toBe('COMPLETED');
+
+    // The queued webhook applied: the dashboard's refund is ours now, and what remains (3.00) can be refunded.
+    await settle();
+    expect((await refundRows(order.id)).map(amountOf)).toEqual(['7.00']);
+    await expectApplied(fake.webhooks().filter((w) => w.type === 'charge.refunded' && w.body.includes(ref)));
+    const rest = await refundVia(order.id, {});
+    expect(rest.status).toBe(200);
+    expect(fake.refunds(ref).map((r) => r.amount)).toEqual(['7.00', '3.00']);
+    expect((await orderByUniqid(uniqid)).status).toBe('REFUNDED');
+  });
+});
+
+describe("case 10: money moved in Stripe's dashboard and by the buyer's bank", () => {
+  test('a dashboard refund reaches us by charge.refunded and is recorded once, under resends too', async () => {
+    const { order, ref, uniqid } = await paidOrder(10);
+    await fake.dashboardRefund(ref, '3.00');
+    const hook = fake.webhooks().at(-1)!;
+    expect([hook.type, hook.sends]).toEqual(['charge.refunded', [200]]);
+    await settle();
+    const [made] = fake.refunds(ref);
+    // Made by hand at Stripe: no idempotency key of ours.
+    expect(made!.idempotencyKey).toBeUndefined();
+    const [attempt] = await attemptsOf(order.id);
+    const rows = await refundRows(order.id);
+    expect(rows.map((r) => [amountOf(r), r.gateway, r.provider_refund_id, r.attempt_id])).toEqual([
+      ['3.00', 'STRIPE', made!.providerRefundId, attempt!.id],
+    ]);
+    expect(rows[0]!.reason).toContain(made!.providerRefundId);
+    expect((await orderByUniqid(uniqid)).status).toBe('PARTIALLY_REFUNDED');
+    expect((await eventsAbout('order:refunded', uniqid)).map((d) => [d.amount, d.currency, d.fully_refunded])).toEqual([
+      ['3.00', 'USD', false],
+    ]);
+
+    const before = await allCounts();
+    expect(await fake.resend(hook.eventId)).toBe(200);
+    expect(await Promise.all([1, 2, 3].map(() => fake.resend(hook.eventId)))).toEqual([200, 200, 200]);
+    await settle();
+    expect(await allCounts()).toEqual(before);
+    expect(await eventsAbout('order:refunded', uniqid)).toHaveLength(1);
+    await expectApplied([hook]);
+  });
+
+  test('a dispute opened then won at Stripe opens and closes ours once each, under resends too', async () => {
+    const { order, ref, uniqid } = await paidOrder(10);
+    const disputeId = await fake.openDispute(ref);
+    await settle();
+    const disputeRows = () =>
+      t.db
+        .selectFrom('disputes')
+        .select(['id', 'status', 'gateway', 'reason', 'amount', 'provider_dispute_id', 'closed_at'])
+        .where('order_id', '=', order.id)
+        .execute();
+    const opened = await disputeRows();
+    expect(opened).toHaveLength(1);
+    expect(opened[0]).toMatchObject({
+      status: 'OPEN',
+      gateway: 'STRIPE',
+      reason: 'FRAUDULENT',
+      provider_dispute_id: disputeId,
+      closed_at: null,
+    });
+    expect(amountOf(opened[0]!)).toBe('10.00');
+    expect((await orderByUniqid(uniqid)).status).toBe('DISPUTED');
+    expect((await eventsAbout('dispute:opened', uniqid)).map((d) => [d.id, d.status])).toEqual([
+      [opened[0]!.id, 'OPEN'],
+    ]);
+    const listed = await t.http
+      .get('/dev/v1/disputes')
+      .query({ filters: `order_id:${order.id}` })
+      .set(bearer(testKey));
+    expect(listed.status).toBe(200);
+    expect(listed.body.data.map((d: { id: string; gateway: string }) => [d.id, d.gateway])).toEqual([
+      [opened[0]!.id, 'STRIPE'],
+    ]);
+
+    // While it is open the order cannot be refunded (as Stripe refuses to refund a disputed charge): Stripe not asked.
+    const calls = fake.requests.length;
+    const refused = await refundVia(order.id, {});
+    expect([refused.status, refused.body.error.code]).toEqual([400, 'ORDER_NOT_REFUNDABLE']);
+    expect(fake.requests.length).toBe(calls);
+
+    const created = fake.webhooks().find((w) => w.type === 'charge.dispute.created' && w.body.includes(disputeId))!;
+    const beforeResend = await allCounts();
+    expect(await Promise.all([1, 2, 3].map(() => fake.resend(created.eventId)))).toEqual([200, 200, 200]);
+    await settle();
+    expect(await allCounts()).toEqual(beforeResend);
+
+    await fake.closeDispute(disputeId, 'won');
+    await settle();
+    const closed = await disputeRows();
+    expect(closed).toHaveLength(1);
+    expect(closed[0]).toMatchObject({ id: opened[0]!.id, status: 'WON', provider_dispute_id: disputeId });
+    expect(closed[0]!.closed_at).not.toBeNull();
+    expect((await orderByUniqid(uniqid)).status).toBe('COMPLETED');
+    expect((await eventsAbout('dispute:closed', uniqid)).map((d) => [d.id, d.status])).toEqual([
+      [opened[0]!.id, 'WON'],
+    ]);
+
+    const closedHook = fake.webhooks().find((w) => w.type === 'charge.dispute.closed' && w.body.includes(disputeId))!;
+    const beforeClosedResend = await allCounts();
+    for (const id of [closedHook.eventId, created.eventId, closedHook.eventId]) expect(await fake.resend(id)).toBe(200);
+    await settle();
+    expect(await allCounts()).toEqual(beforeClosedResend);
+    expect(await eventsAbout('dispute:opened', uniqid)).toHaveLength(1);
+    expect(await eventsAbout('dispute:closed', uniqid)).toHaveLength(1);
+    await expectApplied([created, closedHook]);
+    // Won: nothing given back, here or at Stripe.
+    expect(await refundRows(order.id)).toEqual([]);
+    expect(fake.refunds(ref)).toEqual([]);
+    expect(await eventsAbout('order:refunded', uniqid)).toEqual([]);
+  });
+
+  test('a dispute lost at Stripe refunds what remains here as the chargeback, and asks Stripe for nothing', async () => {
+    const { order, ref, uniqid } = await paidOrder(10);
+    expect((await refundVia(order.id, { amount: '2.50' })).status).toBe(200);
+    await settle();
+    const disputeId = await fake.openDispute(ref, { reason: 'product_not_received' });
+    await settle();
+    const calls = fake.requests.length;
+    await fake.closeDispute(disputeId, 'lost');
+    await settle();
+    const [dispute] = await t.db.selectFrom('disputes').selectAll().where('order_id', '=', order.id).execute();
+    expect(dispute).toMatchObject({ status: 'LOST', reason: 'PRODUCT_NOT_RECEIVED', provider_dispute_id: disputeId });
+    expect(amountOf(dispute!)).toBe('7.50');
+    expect((await orderByUniqid(uniqid)).status).toBe('REFUNDED');
+    const rows = await refundRows(order.id);
+    expect(rows.map((r) => [amountOf(r), r.reason])).toEqual([
+      ['2.50', null],
+      ['7.50', `Chargeback: dispute ${dispute!.id} lost`],
+    ]);
+    expect((await eventsAbout('order:refunded', uniqid)).map((d) => [d.amount, d.fully_refunded])).toEqual([
+      ['2.50', false],
+      ['7.50', true],
+    ]);
+    // The bank took the money back: no refund asked of Stripe on top of it.
+    expect(fake.requests.slice(calls).filter((r) => r.path === '/v1/refunds')).toEqual([]);
+    expect(fake.refunds(ref).map((r) => r.amount)).toEqual(['2.50']);
+    await expectApplied(fake.webhooks().filter((w) => w.body.includes(ref) || w.body.includes(disputeId)));
+  });
+});

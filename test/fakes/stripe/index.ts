@@ -129,6 +129,8 @@ export class StripeFake implements ProviderFake {
   private readonly idempotency = new Map<string, StoredIdempotent>();
   private readonly built: { webhook: FakeWebhook; account: Account }[] = [];
   private readonly faults: FakeFault[] = [];
+  /** Webhooks queued to go out after an API answer (a refund's charge.refunded), not yet handed to the sender. */
+  private readonly afterAnswer = new Set<Promise<void>>();
   private readonly sender: WebhookSender;
   private readonly retryAfterSeconds: number;
 
@@ -335,8 +337,14 @@ export class StripeFake implements ProviderFake {
     void this.sender.hold(hold);
   }
 
-  async close(): Promise<void> {
+  /** Waits until every webhook under way (including those an API answer queued) was delivered or gave up. */
+  async settled(): Promise<void> {
+    await Promise.all([...this.afterAnswer]);
     await this.sender.settle();
+  }
+
+  async close(): Promise<void> {
+    await this.settled();
     for (const s of this.sockets) s.destroy();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
@@ -660,7 +668,11 @@ export class StripeFake implements ProviderFake {
     const reason = (typeof body.reason === 'string' ? body.reason : null) as Refund['reason'];
     const refund = this.createRefund(record, amount, (body.metadata ?? {}) as Record<string, string>, reason, key);
     // Stripe announces the refund on the charge; the delivery runs after the answer, as Stripe's does.
-    setImmediate(() => void this.emit(record.account, 'charge.refunded', record.charge!));
+    const sent = new Promise<void>((resolve) => setImmediate(resolve)).then(() =>
+      this.emit(record.account, 'charge.refunded', record.charge!),
+    );
+    this.afterAnswer.add(sent);
+    void sent.finally(() => this.afterAnswer.delete(sent));
     return { status: 200, body: refund };
   }
 
