@@ -7,6 +7,7 @@ import { insertOrder, insertOrderItems } from '../../db/queries/orders';
 import type { OrderStatus } from '../../db/tables';
 import { newId, newUniqid } from '../../src/ids';
 import { ManualClock } from '../../src/platform/clock';
+import { attemptsOfOrder, eventCount } from '../helpers/order-rows';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
 
 const clock = new ManualClock('2026-11-22T10:00:00Z');
@@ -87,20 +88,8 @@ async function seedOrder(input: SeedOrder = {}): Promise<{ id: string; uniqid: s
 async function orderRow(id: string) {
   return t.db.selectFrom('orders').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 }
-async function attempts(orderId: string) {
-  return t.db
-    .selectFrom('payment_attempts')
-    .selectAll()
-    .where('order_id', '=', orderId)
-    .orderBy('created_at')
-    .orderBy('id')
-    .execute();
-}
-async function eventsOf(type: string, uniqid: string): Promise<number> {
-  const r = await sql<{ n: string }>`select count(*)::text as n from events
-    where type = ${type} and data::jsonb ->> 'uniqid' = ${uniqid}`.execute(t.db);
-  return Number(r.rows[0]!.n);
-}
+const attempts = (orderId: string) => attemptsOfOrder(t.db, orderId);
+const eventsOf = (type: string, uniqid: string) => eventCount(t.db, type, uniqid);
 async function mailCount(): Promise<number> {
   const r = await sql<{ n: string }>`select count(*)::text as n from outbound_emails`.execute(t.db);
   return Number(r.rows[0]!.n);

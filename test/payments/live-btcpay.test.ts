@@ -5,7 +5,6 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Decimal from 'decimal.js';
-import { sql } from 'kysely';
 import { createBtcpayProvider } from '../../src/integrations/btcpay';
 import { createStripeProvider } from '../../src/integrations/stripe';
 import { createPayPalProvider } from '../../src/integrations/paypal';
@@ -15,6 +14,7 @@ import { createWorker } from '../../src/worker';
 import type { Worker } from '../../src/worker/worker';
 import { createBtcpayFake, type BtcpayFake } from '../fakes/btcpay';
 import { snapshotTables } from '../helpers/db-snapshot';
+import { attemptsOfOrder, eventCount } from '../helpers/order-rows';
 import request from 'supertest';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
 
@@ -72,20 +72,8 @@ const pay = (body: Record<string, unknown>, apiKey = key) =>
 async function orderOf(uniqid: string) {
   return t.db.selectFrom('orders').selectAll().where('uniqid', '=', uniqid).executeTakeFirstOrThrow();
 }
-async function attemptsOf(orderId: string) {
-  return t.db
-    .selectFrom('payment_attempts')
-    .selectAll()
-    .where('order_id', '=', orderId)
-    .orderBy('created_at')
-    .orderBy('id')
-    .execute();
-}
-async function eventsOf(type: string, uniqid: string): Promise<number> {
-  const r = await sql<{ n: string }>`select count(*)::text as n from events
-    where type = ${type} and data::jsonb ->> 'uniqid' = ${uniqid}`.execute(t.db);
-  return Number(r.rows[0]!.n);
-}
+const attemptsOf = (orderId: string) => attemptsOfOrder(t.db, orderId);
+const eventsOf = (type: string, uniqid: string) => eventCount(t.db, type, uniqid);
 async function gatewayEventRows(shopId: string) {
   return t.db.selectFrom('gateway_events').select(['event_id', 'status']).where('shop_id', '=', shopId).execute();
 }
@@ -429,4 +417,196 @@ test('4. two BTCPay invoices of one order both paid: one completion; the second 
   expect(fake.refunds(loser.payment_ref!)).toHaveLength(1);
   expect(fake.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/pull-payments'))).toEqual(pulls);
   expect(await eventsOf('order:paid', order.uniqid)).toBe(1);
+});
+
+/** An order paid in full through BTCPay, settled by a drain: its row and its BTCPay invoice (the refunds' ref). */
+async function paidOrder(value = 19.99) {
+  const { order, sessionId } = await opened({ value });
+  await fake.pay(sessionId);
+  await worker.drain();
+  const paid = await orderOf(order.uniqid);
+  expect(paid).toMatchObject({ status: 'COMPLETED', payment_status: 'PAID' });
+  return { order: paid, invoiceId: sessionId };
+}
+const refund = (orderId: string, body: Record<string, string>, idempotencyKey: string) =>
+  t.http.post(`/dev/v1/orders/${orderId}/refund`).set(bearer(key)).set('Idempotency-Key', idempotencyKey).send(body);
+const refundRows = (orderId: string) =>
+  t.db.selectFrom('refunds').selectAll().where('order_id', '=', orderId).orderBy('created_at').orderBy('id').execute();
+/** Refunds asked of BTCPay (POST …/invoices/{id}/refund makes a pull payment). */
+const refundCalls = () => fake.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/refund')).length;
+
+interface PullPayment {
+  id: string;
+  name: string;
+  description: string;
+  amount: string;
+  currency: string;
+}
+/** The store's pull payments as BTCPay's own API lists them: the name and description our refund id travels in. */
+async function pullPayments(): Promise<PullPayment[]> {
+  const res = await fetch(
+    `${fake.baseUrl}/api/v1/stores/${credentials.BTCPAY_STORE_ID}/pull-payments?includeArchived=true`,
+    { headers: { Authorization: `token ${credentials.BTCPAY_API_KEY}` } },
+  );
+  expect(res.status).toBe(200);
+  return (await res.json()) as PullPayment[];
+}
+
+describe('9. refunds through BTCPay (a pull payment the buyer claims)', () => {
+  test('partial then full through POST /orders/{id}/refund; a replay makes no second pull payment; too much is refused', async () => {
+    const { order, invoiceId } = await paidOrder();
+    const [attempt] = await attemptsOf(order.id);
+
+    const partial = await refund(order.id, { amount: '5.00', reason: 'Changed mind' }, 'btc-refund-1');
+    expect(partial.status).toBe(200);
+    expect(partial.headers['idempotency-status']).toBe('created');
+    expect(partial.body.data.message).toBe('Refunded 5.00 USD; 14.99 USD remains refundable.');
+    expect(await orderOf(order.uniqid)).toMatchObject({
+      status: 'PARTIALLY_REFUNDED',
+      payment_status: 'PARTIALLY_REFUNDED',
+    });
+    expect(new Decimal((await orderOf(order.uniqid)).refunded).equals('5')).toBe(true);
+    // A payment made through POST /payments is read back through GET /payments/{uniqid}: its status is the order's.
+    const read = await t.http.get(`/dev/v1/payments/${order.uniqid}`).set(bearer(key));
+    expect(read.status).toBe(200);
+    expect(read.body.data.status).toBe('PARTIALLY_REFUNDED');
+
+    // The same request again (same key, same body): the stored answer, and BTCPay is not asked again.
+    const calls = refundCalls();
+    const replay = await refund(order.id, { amount: '5.00', reason: 'Changed mind' }, 'btc-refund-1');
+    expect(replay.status).toBe(200);
+    expect(replay.headers['idempotency-status']).toBe('cached');
+    expect(replay.body).toEqual(partial.body);
+    expect(refundCalls()).toBe(calls);
+    expect(fake.refunds(invoiceId)).toHaveLength(1);
+
+    // More than the 14.99 that remains: refused before BTCPay is asked. Only bookkeeping is written: the refusal's
+    // audit line and, under its Idempotency-Key, the stored 400 a retry gets back.
+    const bookkeeping = (table: string) => table === 'audit_entries' || table === 'idempotency_keys';
+    const before = await snapshotTables(t.db, { skipTables: bookkeeping });
+    const requestsBefore = fake.requests.length;
+    const over = await refund(order.id, { amount: '15.00' }, 'btc-refund-over');
+    expect(over.status).toBe(400);
+    expect(over.body.error.code).toBe('REFUND_EXCEEDS_REMAINING');
+    expect(await snapshotTables(t.db, { skipTables: bookkeeping })).toEqual(before);
+    expect(fake.requests.length).toBe(requestsBefore);
+
+    // No amount: everything that remains.
+    const full = await refund(order.id, {}, 'btc-refund-2');
+    expect(full.status).toBe(200);
+    expect(full.body.data.message).toBe('Refunded 14.99 USD; the order is fully refunded.');
+    const refunded = await orderOf(order.uniqid);
+    expect(refunded).toMatchObject({ status: 'REFUNDED', payment_status: 'REFUNDED' });
+    expect(new Decimal(refunded.refunded).equals('19.99')).toBe(true);
+    expect(await eventsOf('order:refunded', order.uniqid)).toBe(2);
+    const readFull = await t.http.get(`/dev/v1/payments/${order.uniqid}`).set(bearer(key));
+    expect(readFull.body.data.status).toBe('REFUNDED');
+
+    // BTCPay holds exactly those two pull payments, in the invoice's currency, each naming our refund id and the
+    // invoice in its description, under BTCPay's own default name for a refund.
+    const atBtcpay = fake.refunds(invoiceId);
+    expect(atBtcpay.map((r) => [new Decimal(r.amount).toFixed(2), r.currency])).toEqual([
+      ['5.00', 'USD'],
+      ['14.99', 'USD'],
+    ]);
+    const rows = await refundRows(order.id);
+    expect(rows).toHaveLength(2);
+    const byAmount = [...rows].sort((x, y) => new Decimal(x.amount).comparedTo(y.amount));
+    expect(byAmount.map((r) => [new Decimal(r.amount).toFixed(2), r.gateway, r.attempt_id])).toEqual([
+      ['5.00', 'BTCPAY', attempt!.id],
+      ['14.99', 'BTCPAY', attempt!.id],
+    ]);
+    expect(byAmount.map((r) => r.provider_refund_id)).toEqual(atBtcpay.map((r) => r.providerRefundId));
+    expect(byAmount[0]!.reason).toBe('Changed mind');
+    const listed = await pullPayments();
+    for (const row of byAmount) {
+      const pp = listed.find((p) => p.id === row.provider_refund_id)!;
+      expect(pp.name).toBe(`Refund ${invoiceId}`);
+      expect(pp.description.startsWith(`Refund ${row.id} of invoice ${invoiceId}`)).toBe(true);
+    }
+    expect(listed.find((p) => p.id === byAmount[0]!.provider_refund_id)!.description).toBe(
+      `Refund ${byAmount[0]!.id} of invoice ${invoiceId}: Changed mind`,
+    );
+  });
+
+  // BTCPay's timeout takes the adapter's 3 s.
+  test.each(['timeout', 'server-error', 'garbage'] as const)(
+    'BTCPay down at refund (%s): 502 GATEWAY_UNAVAILABLE with Retry-After, nothing written, nothing at BTCPay; then once',
+    async (fault) => {
+      const { order, invoiceId } = await paidOrder(7.5);
+      const before = await snapshot();
+      fake.failNext(fault);
+      const down = await refund(order.id, { amount: '3.00' }, `btc-down-${fault}`);
+      expect(down.status).toBe(502);
+      expect(down.body.error.code).toBe('GATEWAY_UNAVAILABLE');
+      expect(down.headers['retry-after']).toMatch(/^\d+$/);
+      expect(JSON.stringify(down.body)).not.toContain(credentials.BTCPAY_API_KEY!);
+      expect(await snapshot()).toEqual(before);
+      expect(fake.refunds(invoiceId)).toEqual([]);
+
+      // BTCPay back: the same request (its key was released with the 502) refunds, once.
+      const ok = await refund(order.id, { amount: '3.00' }, `btc-down-${fault}`);
+      expect(ok.status).toBe(200);
+      expect(ok.headers['idempotency-status']).toBe('created');
+      const again = await refund(order.id, { amount: '3.00' }, `btc-down-${fault}`);
+      expect(again.headers['idempotency-status']).toBe('cached');
+      expect(fake.refunds(invoiceId).map((r) => new Decimal(r.amount).toFixed(2))).toEqual(['3.00']);
+      expect((await refundRows(order.id)).map((r) => r.provider_refund_id)).toEqual(
+        fake.refunds(invoiceId).map((r) => r.providerRefundId),
+      );
+      expect(await orderOf(order.uniqid)).toMatchObject({ status: 'PARTIALLY_REFUNDED' });
+    },
+  );
+});
+
+describe('10. races', () => {
+  // KNOWN BUG (reported, not fixed here): both requests ask BTCPay before either records its refund (the provider
+  // call runs outside the transaction, src/domain/orders/provider-refunds.ts), and BTCPay has no idempotency key and
+  // no bound of its own, so both list no earlier refund and both make a pull payment of 19.99: the buyer can claim
+  // 39.98 of a 19.99 order. Ours records one (the other answers 400), so the order looks right while BTCPay does not.
+  // `test.failing` keeps the case running: it starts failing (flip it to `test`) once refunds of one payment are
+  // serialised in the core, as src/integrations/btcpay/refund.ts says they are.
+  test.failing('two refunds of everything that remains, at once: one wins; BTCPay holds one pull payment', async () => {
+    const { order, invoiceId } = await paidOrder();
+    const answers = await Promise.all([
+      refund(order.id, { amount: '19.99' }, 'btc-race-a'),
+      refund(order.id, { amount: '19.99' }, 'btc-race-b'),
+    ]);
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 400]);
+    const loser = answers.find((a) => a.status === 400)!;
+    expect(['ORDER_NOT_REFUNDABLE', 'REFUND_EXCEEDS_REMAINING']).toContain(loser.body.error.code);
+    const after = await orderOf(order.uniqid);
+    expect(after.status).toBe('REFUNDED');
+    expect(new Decimal(after.refunded).equals('19.99')).toBe(true);
+    expect(await refundRows(order.id)).toHaveLength(1);
+    expect(fake.refunds(invoiceId)).toHaveLength(1);
+    expect(await eventsOf('order:refunded', order.uniqid)).toBe(1);
+  });
+
+  test('two hosted-checkout starts of one invoice at once, both paid: one completion; the second DUPLICATE, refunded once', async () => {
+    const invoice = await pay({ gateway: undefined });
+    expect(invoice.status).toBe(201);
+    const uniqid = invoice.body.data.uniqid as string;
+    const [one, two] = await Promise.all([checkoutForm(uniqid), checkoutForm(uniqid)]);
+    expect(one).not.toBe(two);
+    const order = await orderOf(uniqid);
+    expect((await attemptsOf(order.id)).map((a) => a.session_id).sort()).toEqual([one, two].sort());
+    await fake.pay(one);
+    await fake.pay(two);
+    await worker.drain();
+    await worker.drain();
+    expect(await orderOf(uniqid)).toMatchObject({ status: 'COMPLETED', payment_status: 'PAID' });
+    expect(await eventsOf('order:paid', uniqid)).toBe(1);
+    const rows = await attemptsOf(order.id);
+    expect(rows.map((a) => a.status)).toEqual(['PAID', 'PAID']);
+    const winner = rows.filter((a) => a.flag === null);
+    const loser = rows.filter((a) => a.flag !== null);
+    expect(winner).toHaveLength(1);
+    expect(loser).toHaveLength(1);
+    expect(loser[0]).toMatchObject({ flag: 'DUPLICATE', return_status: 'REFUNDED' });
+    const back = fake.refunds(loser[0]!.payment_ref!);
+    expect(back).toHaveLength(1);
+    expect(new Decimal(back[0]!.amount).equals('19.99')).toBe(true);
+    expect(fake.refunds(winner[0]!.payment_ref!)).toEqual([]);
+  });
 });
