@@ -81,6 +81,8 @@ export interface PayPalFake extends ProviderFake {
   captureAsMerchant(sessionId: string, options?: { webhooks?: boolean }): Promise<void>;
   /** Resolves once every webhook send under way (with its retries) is over. */
   settled(): Promise<void>;
+  /** Every OAuth access token issued so far: bearer secrets of their own, which a secrets scan looks for too. */
+  accessTokens(): string[];
 }
 
 interface Reply {
@@ -838,6 +840,7 @@ export async function startPayPalFake(options: PayPalFakeOptions = {}): Promise<
     resend: (eventId, options = {}) => outbox.resend(eventId, options.tamper),
     holdWebhooks: (hold) => outbox.hold(hold),
     settled: () => outbox.settled(),
+    accessTokens: () => [...tokens.keys()],
     async close() {
       for (const res of hanging) res.destroy();
       hanging.clear();
