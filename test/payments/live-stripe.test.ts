@@ -14,6 +14,7 @@ import { createWorker } from '../../src/worker';
 import type { Worker } from '../../src/worker/worker';
 import { startStripeFake, type StripeFake } from '../fakes/stripe';
 import { rowCounts } from '../helpers/counts';
+import { assertEventPayloads } from '../helpers/webhook-payloads';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
 
 // Real time at the start: the fake signs webhooks on real time, and our verification holds them to it.
@@ -124,6 +125,19 @@ const paidEvents = async (uniqid: string) =>
       .where('type', '=', 'order:paid')
       .execute()
   ).filter((e) => e.data.includes(uniqid)).length;
+const flaggedEvents = async (uniqid: string) =>
+  (
+    await t.db
+      .selectFrom('events')
+      .select(['data'])
+      .where('shop_id', '=', testShop)
+      .where('type', '=', 'payment:flagged')
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute()
+  )
+    .map((e) => JSON.parse(e.data) as Record<string, unknown>)
+    .filter((d) => d.uniqid === uniqid);
 const gatewayEventRows = (eventId: string) =>
   t.db.selectFrom('gateway_events').selectAll().where('event_id', '=', eventId).execute();
 const lastWebhookOf = (sessionId: string, type = 'checkout.session.completed') =>
@@ -292,6 +306,87 @@ describe('case 4: two sessions of one invoice both paid', () => {
     expect(refunds[0]!.idempotencyKey).toContain(flagged[0]!.id);
     const items = await t.db.selectFrom('order_items').selectAll().where('order_id', '=', order.id).execute();
     expect(items.map((i) => i.delivery_status)).toEqual(['DELIVERED']);
+    // The merchant is told once what became of the second payment's money.
+    expect(await flaggedEvents(uniqid)).toEqual([
+      {
+        uniqid,
+        attempt_id: flagged[0]!.id,
+        gateway: 'STRIPE',
+        flag: 'DUPLICATE',
+        amount: '9.99',
+        currency: 'USD',
+        return_status: 'REFUNDED',
+        provider_refund_id: refunds[0]!.providerRefundId,
+      },
+    ]);
+    expect(await assertEventPayloads(t.db, testShop, ['payment:flagged'])).toBeGreaterThanOrEqual(1);
+  });
+});
+
+describe('case 4b: a second payment the merchant refunds in Stripe’s dashboard before our return succeeds', () => {
+  /** Two sessions of one payment, the first paid and completed, the second paid while Stripe fails our return. */
+  async function duplicateAwaitingReturn() {
+    const { uniqid, session_id, order } = await openPayment(9.99);
+    const form = await request(t.app).post(`/invoice/${uniqid}/pay`).type('form').send({ gateway: 'STRIPE' });
+    expect(form.status).toBe(303);
+    await fake.pay(session_id);
+    await settle();
+    const second = (await attemptsOf(order.id)).find((a) => a.session_id !== session_id)!;
+    // stripe-node tries a refund twice: both fail, so the return waits for the reconciler's next look.
+    fake.failNext('server-error', 2);
+    await fake.pay(second.session_id!);
+    await settle();
+    const waiting = (await attemptsOf(order.id)).find((a) => a.id === second.id)!;
+    expect(waiting).toMatchObject({ flag: 'DUPLICATE', return_status: 'PENDING' });
+    expect(waiting.last_error).not.toBeNull();
+    expect(await flaggedEvents(uniqid)).toEqual([]);
+    return { uniqid, order, attempt: waiting, ref: waiting.payment_ref! };
+  }
+
+  test('its refund webhook settles the return: told once as REFUNDED; the reconciler asks Stripe nothing more', async () => {
+    const { uniqid, order, attempt, ref } = await duplicateAwaitingReturn();
+    await fake.dashboardRefund(ref, '9.99');
+    await settle();
+    const [made] = fake.refunds(ref);
+    expect(await flaggedEvents(uniqid)).toEqual([
+      expect.objectContaining({
+        attempt_id: attempt.id,
+        return_status: 'REFUNDED',
+        provider_refund_id: made!.providerRefundId,
+      }),
+    ]);
+    clock.advance(2 * 60 * 60_000);
+    await settle();
+    expect(fake.refunds(ref)).toHaveLength(1);
+    expect(await flaggedEvents(uniqid)).toHaveLength(1);
+    // Not a refund of the order, which stays paid.
+    expect(await refundRows(order.id)).toEqual([]);
+    expect((await orderByUniqid(uniqid)).status).toBe('COMPLETED');
+  });
+
+  test('its webhook held: Stripe declines our return, told once as FAILED; the late webhook changes nothing', async () => {
+    const { uniqid, order, attempt, ref } = await duplicateAwaitingReturn();
+    fake.holdWebhooks(true);
+    try {
+      await fake.dashboardRefund(ref, '9.99');
+      clock.advance(2 * 60 * 60_000);
+      await worker.drain();
+    } finally {
+      fake.holdWebhooks(false);
+    }
+    const declined = (await attemptsOf(order.id)).find((a) => a.id === attempt.id)!;
+    expect(declined).toMatchObject({ return_status: 'FAILED', reconcile_at: null });
+    expect(await flaggedEvents(uniqid)).toEqual([
+      expect.objectContaining({ attempt_id: attempt.id, return_status: 'FAILED', provider_refund_id: null }),
+    ]);
+    await settle();
+    clock.advance(2 * 60 * 60_000);
+    await settle();
+    expect(await flaggedEvents(uniqid)).toHaveLength(1);
+    expect((await attemptsOf(order.id)).find((a) => a.id === attempt.id)!.return_status).toBe('FAILED');
+    expect(fake.refunds(ref)).toHaveLength(1);
+    expect(await refundRows(order.id)).toEqual([]);
+    expect(await assertEventPayloads(t.db, testShop, ['payment:flagged'])).toBeGreaterThanOrEqual(3);
   });
 });
 
