@@ -99,9 +99,8 @@ export function requestOrigin(input: {
  * draft's `detail` is never stored (it could carry what the request said). Handlers need not call anything.
  */
 export function auditSink(): EffectSink {
-  const table = auditedOperations(loadSpec());
   const factsOf = (operationId: string): AuditedOperation =>
-    table.get(operationId) ?? { action: operationId, resourceType: 'unknown', resourceParam: undefined };
+    auditedTable().get(operationId) ?? { action: operationId, resourceType: 'unknown', resourceParam: undefined };
   return {
     kinds: ['audit'],
     write(trx, pending: PendingEffects, origin, batch) {
@@ -140,13 +139,21 @@ function isAudited(origin: WriteOrigin): origin is AuditedOrigin {
 let sharedTable: Map<string, AuditedOperation> | undefined;
 
 /**
+ * The contract's audited operations, built once per process and only when an entry is first written: parsing the
+ * contract costs milliseconds, and a worker builds the sinks for every write it makes (src/domain/effects.ts), none
+ * of them audited.
+ */
+function auditedTable(): Map<string, AuditedOperation> {
+  return (sharedTable ??= auditedOperations(loadSpec()));
+}
+
+/**
  * The entry of an accepted request, for a write that records it itself: a single-statement write run outside the
  * unit of work (src/http/api.ts) writes it in its one statement. Undefined when the request is not audited.
  */
 export function acceptedEntry(origin: WriteOrigin, status: number): NewAuditEntry | undefined {
   if (!isAudited(origin)) return undefined;
-  sharedTable ??= auditedOperations(loadSpec());
-  const facts = sharedTable.get(origin.operationId) ?? {
+  const facts = auditedTable().get(origin.operationId) ?? {
     action: origin.operationId,
     resourceType: 'unknown',
     resourceParam: undefined,

@@ -21,6 +21,7 @@ const expectedRows: [RegExp, string][] = [
   [/^POST \/orders \(/, 'req/s'],
   [/^POST \/orders, \d+ buyers at once, all of ONE product/, 'req/s'],
   [/^POST \/orders\/\{id\}\/complete, serial delivered$/, 'req/s'],
+  [/^Signed Stripe checkout\.session\.completed -> order completed/, 'orders/s'],
   [/^POST \/orders \(one line, returning buyer\), EMBEDDED database$/, 'req/s'],
   [/^POST \/orders, \d+ buyers of ONE product, EMBEDDED database$/, 'req/s'],
   [/^POST \/orders\/\{id\}\/complete, serial delivered, EMBEDDED database$/, 'req/s'],
@@ -72,7 +73,12 @@ function figure(cell: string, unit: string): number {
         expect(result).toMatch(target === '—' ? /^—$/ : /^(pass|FAIL)$/);
       });
       // The cost table: each write row's round trips and CPU per request, counted, on both sides.
-      for (const row of ['POST /orders (one line', 'POST /orders/{id}/complete', 'POST /licenses/validate']) {
+      for (const row of [
+        'POST /orders (one line',
+        'POST /orders/{id}/complete',
+        'Signed Stripe checkout.session.completed',
+        'POST /licenses/validate',
+      ]) {
         const line = doc.split('\n').find((l) => l.startsWith(`| ${row}`) && /round trips|\| [\d.]+ \|/i.test(l));
         expect(line).toMatch(/^\| .+ \(\d+\) \| \d+\.\d \| \d+\.\d \| \d+\.\d\d ms \| \d+\.\d\d ms \|$/);
       }

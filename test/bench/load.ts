@@ -28,6 +28,10 @@ export function listen(handler: Parameters<typeof createServer>[1]): Promise<{ s
 export interface Shot {
   path?: string;
   body?: unknown;
+  /** These exact bytes as the body instead of `body`'s JSON (a signed webhook: the signature covers them). */
+  raw?: string;
+  /** Headers of this request besides the run's. */
+  headers?: Record<string, string>;
 }
 
 export interface LoadOptions {
@@ -46,6 +50,12 @@ export interface LoadOptions {
   cost?: boolean;
   /** The name of the run's profile (create-full, create-bare, ...); the method and path otherwise. */
   label?: string;
+  /**
+   * With `amount`: the work this process still does for a run's requests after answering them (a worker applying
+   * what they queued), started with each run (warm-up and measured) and given its number of requests. The run ends
+   * when both the requests and this are done: its rate, cost and profile include it.
+   */
+  settle?: (requests: number) => Promise<void>;
 }
 
 // The autocannon API in a child process: each request takes the next shot of the list.
@@ -60,16 +70,22 @@ const options = {
 if (spec.amount) options.amount = spec.amount; else options.duration = spec.duration;
 if (spec.shots) options.requests = [{ setupRequest: (req) => {
   const shot = spec.shots[i++ % spec.shots.length];
-  return { ...req, ...(shot.path ? { path: shot.path } : {}), ...(shot.body === undefined ? {} : { body: JSON.stringify(shot.body) }) };
+  const body = shot.raw !== undefined ? shot.raw : shot.body === undefined ? undefined : JSON.stringify(shot.body);
+  return { ...req, ...(shot.path ? { path: shot.path } : {}), ...(shot.headers ? { headers: { ...req.headers, ...shot.headers } } : {}), ...(body === undefined ? {} : { body }) };
 } }];
-autocannon(options, (err, result) => { if (err) { console.error(err); process.exit(1); } process.stdout.write(JSON.stringify(result)); });
+let lastResponseAt = 0;
+autocannon(options, (err, result) => { if (err) { console.error(err); process.exit(1); } process.stdout.write(JSON.stringify({ ...result, lastResponseAt })); })
+  .on('response', () => { lastResponseAt = Date.now(); });
 `;
 
 interface CannonResult {
   requests: { total: number };
   latency: { p50: number; p99: number };
   start: string;
+  /** When autocannon stopped: at its next once-a-second tick after the last answer of a run of `amount`. */
   finish: string;
+  /** When the last answer came (ms since the epoch). */
+  lastResponseAt: number;
   non2xx: number;
   errors: number;
   timeouts: number;
@@ -120,22 +136,28 @@ export interface Load {
 export async function load(url: string, key: string, options: LoadOptions = {}): Promise<Load> {
   const quick = options.amount === undefined && settings.quickRequests > 0;
   const { amount = quick ? settings.quickRequests : undefined, warmup = 0 } = options;
+  if (options.settle && amount === undefined) throw new Error('load: settle needs a number of requests (amount)');
   if (amount === undefined) await cannon(url, key, options, { offset: 0, duration: settings.warmupSeconds });
-  else if (warmup > 0) await cannon(url, key, options, { offset: 0, amount: warmup });
+  else if (warmup > 0)
+    await Promise.all([cannon(url, key, options, { offset: 0, amount: warmup }), options.settle?.(warmup)]);
   const rss = options.rssPid === undefined ? undefined : watchRss(options.rssPid);
   // Started before the cost is counted so that the profiler's own start-up is not part of it.
   const profile = options.cost ? await profileMeasuredRun(options.label ?? labelOf(url, options)) : undefined;
   const cost = options.cost ? measureCost() : undefined;
-  const r = await cannon(url, key, options, {
-    offset: warmup,
-    ...(amount ? { amount } : { duration: settings.seconds }),
-  });
+  const [r, settledAt] = await Promise.all([
+    cannon(url, key, options, { offset: warmup, ...(amount ? { amount } : { duration: settings.seconds }) }),
+    options.settle?.(amount!).then(() => Date.now()),
+  ]);
   const rssMb = rss?.stop();
   const spent = cost?.stop(r.requests.total);
   await profile?.stop(r.requests.total);
   if (r.non2xx > 0 || r.errors > 0 || r.timeouts > 0)
     throw new Error(`${url}: ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts`);
-  const seconds = (Date.parse(r.finish) - Date.parse(r.start)) / 1000;
+  // A run of `amount` requests ends at its last answer, not at autocannon's finish, which waits for its next
+  // once-a-second tick (a run of 100 requests would read 100, 50 or 33 req/s); with `settle`, at the later of that
+  // answer and the end of the work that settles the requests (autocannon's clock and ours are the machine's).
+  const end = amount === undefined ? Date.parse(r.finish) : Math.max(r.lastResponseAt, settledAt ?? 0);
+  const seconds = (end - Date.parse(r.start)) / 1000;
   return {
     rps: Math.round(r.requests.total / seconds),
     p50: r.latency.p50,
@@ -175,6 +197,10 @@ function watchRss(pid: number): { stop(): number } {
     },
   };
 }
+
+/** The median over a side-by-side's rounds of whole stack / baseline, req/s. */
+export const medianRatio = (rounds: { baseline: Load; full: Load }[]): number =>
+  median(rounds.map((r) => r.full.rps / r.baseline.rps));
 
 export function median(values: number[]): number {
   const s = [...values].sort((a, b) => a - b);

@@ -15,14 +15,12 @@ import { insertAuditEntry } from '../../db/queries/audit-entries';
 import { claimReservedSerials } from '../../db/queries/serials';
 import { shopById } from '../../db/queries/shops';
 import type { Database } from '../../db/tables';
-import { createApp } from '../../src/app';
-import { loadConfig } from '../../src/config';
 import * as admin from '../../src/ops/admin';
 import { seedFixtures } from '../../src/ops/fixtures/fixtures';
 import { newId, newUniqid } from '../../src/ids';
-import { createLogger } from '../../src/logger';
 import { bearerTokenOf, hashCredential } from './bench-auth';
-import { listen, load, median, sideBySide, type Load, type LoadOptions, type Shot } from './load';
+import { benchConfig, completeRun, completionCounts, posts, seedPendingOrders, wholeStack } from './completions';
+import { listen, load, medianRatio, sideBySide, type Load, type Shot } from './load';
 import { settings } from './settings';
 import { systemClock } from '../../src/platform/clock';
 
@@ -42,8 +40,6 @@ export interface OrderWritesBench {
   hot: SideBySide;
   complete: SideBySide;
 }
-
-const ratioOf = (rounds: { baseline: Load; full: Load }[]) => median(rounds.map((r) => r.full.rps / r.baseline.rps));
 
 async function shopOf(db: Kysely<Database>, authorization: string | undefined): Promise<string | undefined> {
   const auth = await sql<{ shop_id: string }>`select c.shop_id from credentials c join shops s on s.id = c.shop_id
@@ -160,32 +156,6 @@ function bareApp(db: Kysely<Database>, credentialId: string): express.Express {
   return bare;
 }
 
-/** `count` PENDING orders of one SERIALS line each, each item holding a reserved serial of `productId`. */
-async function seedPendingOrders(
-  db: Kysely<Database>,
-  shopId: string,
-  productId: string,
-  tag: string,
-  count: number,
-): Promise<string[]> {
-  const prefix = `ord_c${tag}${shopId.slice(-6)}`;
-  await sql`insert into orders (id, shop_id, uniqid, kind, customer_email, currency, status, status_details,
-      payment_status, flow_type, subtotal, total, is_developer_invoice, expires_at, created_at, updated_at)
-    select ${prefix} || lpad(g::text, 7, '0'), ${shopId}, gen_random_uuid(), 'ORDER', 'buyer' || (g % 500) || '@example.com',
-      'USD', 'PENDING', 'Awaiting payment', 'PENDING', 'DEVELOPER', 5, 5, true, now() + interval '1 day', now(), now()
-    from generate_series(1, ${count}) g`.execute(db);
-  await sql`insert into order_items (id, shop_id, order_id, position, product_id, product_title, product_type,
-      quantity, unit_price, total)
-    select 'item_' || substr(o.id, 5), o.shop_id, o.id, 0, ${productId}, 'Serial', 'SERIALS', 1, 5, 5
-    from orders o where o.shop_id = ${shopId} and o.id like ${prefix + '%'}`.execute(db);
-  await sql`insert into product_serials (id, shop_id, product_id, serial, status, order_item_id)
-    select 'ser_' || substr(o.id, 5), o.shop_id, ${productId}, 'SERIAL-' || substr(o.id, 5), 'reserved', 'item_' || substr(o.id, 5)
-    from orders o where o.shop_id = ${shopId} and o.id like ${prefix + '%'}`.execute(db);
-  const ids = await sql<{ id: string }>`select id from orders where shop_id = ${shopId} and id like ${prefix + '%'}
-    order by id`.execute(db);
-  return ids.rows.map((r) => r.id);
-}
-
 /** `profileTag` sets the runs of another database apart in their profiles' names (embedded-create-full, ...). */
 export async function benchOrderWrites(db: Kysely<Database>, profileTag = ''): Promise<OrderWritesBench> {
   const shop = await admin.createShop(db, { name: 'Order writes bench', plan: 'business' });
@@ -217,13 +187,7 @@ export async function benchOrderWrites(db: Kysely<Database>, profileTag = ''): P
   const hotProduct = seeded.products[PRODUCTS + 1]!;
   await sql`analyze`.execute(db);
 
-  const config = loadConfig({
-    LOG_LEVEL: 'silent',
-    RATE_LIMIT_BUSINESS: '1000000',
-    SEED_DEMO: 'false',
-    PUBLIC_URL: 'http://bench',
-  });
-  const full = await listen(await createApp({ clock: systemClock, db, config, logger: createLogger('silent') }));
+  const full = await wholeStack(db, benchConfig());
   const bare = await listen(bareApp(db, credentialId));
   try {
     const orderShots: Shot[] = Array.from({ length: PRODUCTS * 3 }, (_, i) => ({
@@ -245,37 +209,25 @@ export async function benchOrderWrites(db: Kysely<Database>, profileTag = ''): P
         }),
       );
     }
-    // Every run is measured for its cost (and profiled, with BENCH_PROFILE_DIR set) under its label.
-    const posts = (label: string, options: LoadOptions): LoadOptions => ({
-      method: 'POST',
-      cost: true,
-      label: profileTag + label,
-      ...options,
-    });
     const createRuns = await sideBySide(
-      () => load(`${bare.url}/orders`, key, posts('create-bare', { shots: orderShots })),
-      () => load(`${full.url}/dev/v1/orders`, key, posts('create-full', { shots: orderShots })),
+      () => load(`${bare.url}/orders`, key, posts(profileTag + 'create-bare', { shots: orderShots })),
+      () => load(`${full.url}/dev/v1/orders`, key, posts(profileTag + 'create-full', { shots: orderShots })),
     );
     // The same returning buyers, every one ordering the one product at once.
     const hotShots: Shot[] = Array.from({ length: BUYERS }, (_, i) => ({
       body: { email: `buyer${i}@example.com`, items: [{ product_id: hotProduct, quantity: 1 }] },
     }));
     const hotRuns = await sideBySide(
-      () => load(`${bare.url}/orders`, key, posts('hot-bare', { shots: hotShots })),
-      () => load(`${full.url}/dev/v1/orders`, key, posts('hot-full', { shots: hotShots })),
+      () => load(`${bare.url}/orders`, key, posts(profileTag + 'hot-bare', { shots: hotShots })),
+      () => load(`${full.url}/dev/v1/orders`, key, posts(profileTag + 'hot-full', { shots: hotShots })),
     );
 
-    const warmup = Math.max(10, Math.ceil(settings.completions / 10));
     let batch = 0;
-    const pending = async (base: string) => {
-      const ids = await seedPendingOrders(db, shop.id, serialProduct, String(batch++), warmup + settings.completions);
-      return ids.map((id): Shot => ({ path: `${base}/orders/${id}/complete`, body: {} }));
-    };
+    const pending = () => seedPendingOrders(db, shop.id, serialProduct, String(batch++), completionCounts().total);
     await sql`analyze orders, order_items, product_serials`.execute(db);
-    const completions = { amount: settings.completions, warmup };
     const completeRuns = await sideBySide(
-      async () => load(bare.url, key, posts('complete-bare', { shots: await pending(''), ...completions })),
-      async () => load(full.url, key, posts('complete-full', { shots: await pending('/dev/v1'), ...completions })),
+      async () => completeRun(bare.url, '', key, await pending(), profileTag + 'complete-bare'),
+      async () => completeRun(full.url, '/dev/v1', key, await pending(), profileTag + 'complete-full'),
     );
     // Every measured order was completed, and its serial claimed, by the side that was asked to.
     const { rows } = await sql<{ n: string }>`select count(*) as n from product_serials
@@ -283,9 +235,9 @@ export async function benchOrderWrites(db: Kysely<Database>, profileTag = ''): P
     if (Number(rows[0]!.n) !== 0) throw new Error(`completion bench: ${rows[0]!.n} serials left unclaimed`);
 
     return {
-      create: { baseline: createRuns.baseline, full: createRuns.full, ratio: ratioOf(createRuns.rounds) },
-      hot: { baseline: hotRuns.baseline, full: hotRuns.full, ratio: ratioOf(hotRuns.rounds) },
-      complete: { baseline: completeRuns.baseline, full: completeRuns.full, ratio: ratioOf(completeRuns.rounds) },
+      create: { baseline: createRuns.baseline, full: createRuns.full, ratio: medianRatio(createRuns.rounds) },
+      hot: { baseline: hotRuns.baseline, full: hotRuns.full, ratio: medianRatio(hotRuns.rounds) },
+      complete: { baseline: completeRuns.baseline, full: completeRuns.full, ratio: medianRatio(completeRuns.rounds) },
     };
   } finally {
     full.server.close();

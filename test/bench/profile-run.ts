@@ -1,5 +1,5 @@
-// `npm run bench:profile -- writes|licenses`: one scenario of `npm run bench` alone (the order writes or license
-// validation), on its own test database as the bench makes it, with BENCH_PROFILE_DIR set (a temporary folder when
+// `npm run bench:profile -- writes|licenses|stripe-webhooks`: one scenario of `npm run bench` alone (the order
+// writes, license validation, or Stripe webhooks beside POST /orders/{id}/complete), on its own test database as the bench makes it, with BENCH_PROFILE_DIR set (a temporary folder when
 // it is not) so each measured run is profiled: where the whole stack's CPU goes, without the full bench's 14 minutes.
 // Prints each side's req/s and CPU per request, then the attribution tables (test/bench/profile.ts). The bench's
 // settings apply (test/bench/settings.ts); small ones keep it short:
@@ -10,6 +10,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../db/tables';
 import globalSetup from '../helpers/global-setup';
 import { createTestDatabase } from '../helpers/test-database';
+import { benchGatewayWebhooks } from './gateway-webhooks';
 import { benchLicenseValidate } from './license-validate';
 import type { Load } from './load';
 import { benchOrderWrites } from './order-writes';
@@ -24,6 +25,16 @@ interface SideBySide {
 const scenarios: Record<string, (db: Kysely<Database>) => Promise<Record<string, SideBySide>>> = {
   writes: async (db) => ({ ...(await benchOrderWrites(db)) }),
   licenses: async (db) => ({ validate: await benchLicenseValidate(db) }),
+  'stripe-webhooks': async (db) => {
+    const r = await benchGatewayWebhooks(db);
+    return {
+      'stripe-webhooks (baseline: POST /orders/{id}/complete)': {
+        full: r.webhook,
+        baseline: r.complete,
+        ratio: r.ratio,
+      },
+    };
+  },
 };
 
 const side = (l: Load) =>

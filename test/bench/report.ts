@@ -17,7 +17,7 @@ export interface Target {
 
 export interface Row {
   scenario: string;
-  unit: 'req/s' | 'ms' | 'events/s' | 'MB';
+  unit: 'req/s' | 'ms' | 'events/s' | 'orders/s' | 'MB';
   /** null: not measured in this setting (see `why`). */
   full: number | null;
   baseline: number | null;

@@ -1,7 +1,8 @@
 // `npm run bench`: every scenario through the whole stack beside a bare baseline doing the same work, in the same
 // run, one table (test/bench/report.ts) printed and written to docs/benchmarks.md with the machine it was measured
 // on. The scenarios: cold start (cold-start.ts), the order list, its deep page and the servers' RSS under that load
-// (order-lists.ts), POST /orders and order completion (order-writes.ts), license validation (license-validate.ts),
+// (order-lists.ts), POST /orders and order completion (order-writes.ts), signed Stripe webhooks completing orders
+// beside POST /orders/{id}/complete (gateway-webhooks.ts), license validation (license-validate.ts),
 // idempotent replay (idempotency.ts) and webhook delivery (webhook-delivery.ts). Runs on PostgreSQL when
 // DATABASE_URL is set (the meaningful setting: the baselines are express + pg, and the process-level rows need a
 // server other processes can reach); on the embedded database otherwise, where those rows read n/a. Asserts no
@@ -12,6 +13,7 @@ import { sql } from 'kysely';
 import globalSetup, { preparePGliteSnapshot } from '../helpers/global-setup';
 import { createEmbeddedTestDatabase, createTestDatabase } from '../helpers/test-database';
 import { benchColdStart, coldMedian } from './cold-start';
+import { benchGatewayWebhooks, GATEWAY_WEBHOOK_TARGET_RATIO } from './gateway-webhooks';
 import { benchIdempotency } from './idempotency';
 import { benchLicenseValidate } from './license-validate';
 import { median } from './load';
@@ -59,6 +61,8 @@ async function main(): Promise<void> {
         await embedded.close();
       }
     }
+    step('stripe webhooks');
+    const stripe = await benchGatewayWebhooks(db);
     step('license validation');
     const licenses = await benchLicenseValidate(db);
     step('idempotency');
@@ -129,6 +133,23 @@ async function main(): Promise<void> {
           `(${settings.completions.toLocaleString('en')} orders per run)`,
         target: { on: 'ratio', op: '>=', value: 0.8 },
         cost: { full: writes.complete.full.cost, baseline: writes.complete.baseline.cost },
+      },
+      {
+        scenario:
+          'Signed Stripe checkout.session.completed -> order completed (route verifies and queues, the ' +
+          'gateway-events job applies), serial delivered',
+        unit: 'orders/s',
+        full: stripe.webhook.rps,
+        baseline: stripe.complete.rps,
+        ratio: stripe.ratio,
+        baselineIs:
+          'POST /orders/{id}/complete through the whole stack, same run and server, of the same kind of PENDING ' +
+          'orders (one SERIALS line, its serial reserved, a Stripe session open). The webhook side is timed from ' +
+          `its first webhook sent (${settings.connections} at once) to its last order COMPLETED: the worker's ` +
+          "gateway-events job runs in the server's process beside it, its time, CPU and round trips counted with " +
+          `the route's (${stripe.orders.toLocaleString('en')} orders per run; every order checked completed once)`,
+        target: { on: 'ratio', op: '>=', value: GATEWAY_WEBHOOK_TARGET_RATIO },
+        cost: { full: stripe.webhook.cost, baseline: stripe.complete.cost },
       },
       ...(embeddedWrites
         ? (
