@@ -415,6 +415,35 @@ describe('7. webhooks that are not verifiably ours to take', () => {
     expect(await snapshot()).toEqual(before);
     await expectPaidOnce(s, payment.uniqid);
   });
+
+  test('PayPal unreachable to verify a webhook: 502 GATEWAY_UNAVAILABLE with Retry-After, nothing written; its resend is applied once', async () => {
+    const s = await paypalShop('test');
+    const payment = await createPayment(s);
+    fake.holdWebhooks(true);
+    try {
+      await fake.pay(payment.session_id);
+      const [approved] = hooksOf(s);
+      const before = await snapshot();
+      // Sent by PayPal (a fresh signature) while its verify call fails, then the same bytes again to read our answer.
+      fake.failNext('server-error', 2);
+      expect(await fake.resend(approved!.eventId)).toBe(502);
+      const answer = await request(t.app)
+        .post(`/webhooks/gateways/paypal/${s.shop}`)
+        .set(approved!.headers)
+        .set('Content-Type', 'application/json')
+        .send(approved!.body);
+      expect(answer.status).toBe(502);
+      expect(answer.body.error.code).toBe('GATEWAY_UNAVAILABLE');
+      expect(answer.headers['retry-after']).toMatch(/^\d+$/);
+      expect(JSON.stringify(answer.body)).not.toContain(s.credentials.PAYPAL_CLIENT_SECRET!);
+      expect(await snapshot()).toEqual(before);
+    } finally {
+      fake.holdWebhooks(false);
+    }
+    // PayPal sends it again (the held sends, released): verified then, applied once.
+    await drainAll();
+    await expectPaidOnce(s, payment.uniqid);
+  });
 });
 
 describe('8. mode walls', () => {
