@@ -3,13 +3,7 @@
 // read load. The test starts a PostgreSQL of its own (own port, own data directory) so that it can stop and restart
 // it; the machine's shared instance is never touched. It runs only with DATABASE_URL set (the PostgreSQL run), since
 // the embedded run has no PostgreSQL server to restart.
-import { execFile, execFileSync } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { sql } from 'kysely';
-import { Client } from 'pg';
 import { openPostgres } from '../../db/database';
 import { migrateToLatest } from '../../db/migrate';
 import { shopById } from '../../db/queries/shops';
@@ -17,16 +11,10 @@ import * as admin from '../../src/ops/admin';
 import { seedFixtures } from '../../src/ops/fixtures/fixtures';
 import { openStoredBody } from '../../src/platform/idempotency';
 import { loadSecretBox } from '../../src/platform/secret-box';
-import { freePort } from '../helpers/redis-server';
+import { pgBinDir, startOwnPostgres, type OwnPostgres } from '../helpers/pg-cluster';
 import { startServerProcess, type ServerProcess } from '../helpers/server-process';
 import { latency, percentile, send, sleep, startLoad, statusCounts, type Outcome, type RequestSpec } from './load';
 import { systemClock } from '../../src/platform/clock';
-
-const run = promisify(execFile);
-
-const pgBinDir =
-  process.env.PG_BIN_DIR ??
-  ['15', '16', '17', '14'].map((v) => `/usr/lib/postgresql/${v}/bin`).find((d) => existsSync(join(d, 'pg_ctl')));
 
 const enabled = !!process.env.DATABASE_URL;
 if (!enabled) {
@@ -36,13 +24,6 @@ if (!enabled) {
   );
 }
 
-/** initdb refuses to run as root: as root, PostgreSQL's tools run as the `postgres` OS user. */
-function asPostgres(command: string, args: string[], timeoutMs = 60_000) {
-  const bin = join(pgBinDir!, command);
-  const [file, argv] = process.getuid?.() === 0 ? ['runuser', ['-u', 'postgres', '--', bin, ...args]] : [bin, args];
-  return run(file, argv, { timeout: timeoutMs });
-}
-
 const WRITERS = 24;
 const READERS = 4;
 const writeKinds = new Set(['duplicate', 'order']);
@@ -50,41 +31,17 @@ const writeKinds = new Set(['duplicate', 'order']);
 const describeWithPostgres = enabled ? describe : describe.skip;
 
 describeWithPostgres('PostgreSQL restarting under a concurrent write load', () => {
-  let dir: string;
-  let dataDir: string;
-  let pgPort: number;
-  let pgStarted = false;
+  let pg: OwnPostgres | undefined;
   let server: ServerProcess | undefined;
   let dbUrl: string;
   let key: string;
   let sources: string[];
 
-  // -l on every command that starts a postmaster: without it the postmaster inherits pg_ctl's stdout, and the
-  // command does not finish until that pipe closes.
-  const pgCtl = (...args: string[]) =>
-    asPostgres('pg_ctl', ['-D', dataDir, '-l', join(dir, 'postgres.log'), '-w', '-t', '60', ...args]);
-  const pgOptions = () => `-p ${pgPort} -c listen_addresses=127.0.0.1 -c unix_socket_directories=${dir}`;
-
   beforeAll(async () => {
     if (!pgBinDir)
       throw new Error('PostgreSQL server binaries not found: set PG_BIN_DIR (e.g. /usr/lib/postgresql/15/bin)');
-    dir = mkdtempSync(join(tmpdir(), 'mdapi-pgrestart-'));
-    dataDir = join(dir, 'data');
-    if (process.getuid?.() === 0) {
-      const uid = Number(execFileSync('id', ['-u', 'postgres']).toString());
-      const gid = Number(execFileSync('id', ['-g', 'postgres']).toString());
-      chownSync(dir, uid, gid);
-    }
-    await asPostgres('initdb', ['-D', dataDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync']);
-    pgPort = await freePort();
-    pgStarted = true; // before the start returns: a start that timed out may still have left a postmaster running
-    await pgCtl('-o', pgOptions(), 'start');
-
-    const adminClient = new Client({ connectionString: `postgres://postgres@127.0.0.1:${pgPort}/postgres` });
-    await adminClient.connect();
-    await adminClient.query('CREATE DATABASE mdapi');
-    await adminClient.end();
-    dbUrl = `postgres://postgres@127.0.0.1:${pgPort}/mdapi`;
+    pg = await startOwnPostgres({ prefix: 'mdapi-pgrestart-' });
+    dbUrl = await pg.createDatabase('mdapi');
 
     const handle = openPostgres(dbUrl, 2);
     try {
@@ -117,8 +74,7 @@ describeWithPostgres('PostgreSQL restarting under a concurrent write load', () =
 
   afterAll(async () => {
     await server?.kill();
-    if (pgStarted) await pgCtl('-m', 'immediate', 'stop').catch(() => undefined);
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await pg?.destroy();
   }, 60_000);
 
   async function countProcessing(): Promise<number> {
@@ -189,7 +145,7 @@ describeWithPostgres('PostgreSQL restarting under a concurrent write load', () =
       // make it near certain that a transaction dies half done.
       for (let r = 0; r < 3; r++) {
         const called = Date.now();
-        await pgCtl('-m', 'fast', 'restart');
+        await pg!.restart();
         const done = Date.now();
         const recovered = await firstWriteAfter(done, 10_000);
         restarts.push({ ms: done - called, writeRecoveredMs: recovered && recovered - done });
@@ -197,11 +153,11 @@ describeWithPostgres('PostgreSQL restarting under a concurrent write load', () =
       }
 
       timeline.stopCalled = Date.now();
-      await pgCtl('-m', 'fast', 'stop');
+      await pg!.stop('fast');
       timeline.stopped = Date.now();
       await sleep(2_000);
       timeline.startCalled = Date.now();
-      await pgCtl('-o', pgOptions(), 'start');
+      await pg!.start();
       timeline.started = Date.now();
       recoveredRead = await load.firstSuccessAfter('read', timeline.started, 10_000);
       recoveredWrite = await firstWriteAfter(timeline.started, 10_000);

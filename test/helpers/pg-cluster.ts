@@ -1,0 +1,124 @@
+// A PostgreSQL server of a test's own (own port, own data directory), for tests that stop, restart or replicate a
+// server: the machine's shared instance is never touched. As root (CI), PostgreSQL's tools run as the `postgres` OS
+// user, since initdb refuses root.
+import { execFile, execFileSync } from 'node:child_process';
+import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { Client } from 'pg';
+import { freePort } from './redis-server';
+
+const run = promisify(execFile);
+
+export const pgBinDir =
+  process.env.PG_BIN_DIR ??
+  ['15', '16', '17', '14'].map((v) => `/usr/lib/postgresql/${v}/bin`).find((d) => existsSync(join(d, 'pg_ctl')));
+
+/** Runs one of PostgreSQL's programs (initdb, pg_ctl, pg_basebackup...) as the user that may run it. */
+export function asPostgres(command: string, args: string[], timeoutMs = 60_000) {
+  if (!pgBinDir)
+    throw new Error('PostgreSQL server binaries not found: set PG_BIN_DIR (e.g. /usr/lib/postgresql/15/bin)');
+  const bin = join(pgBinDir, command);
+  const [file, argv] = process.getuid?.() === 0 ? ['runuser', ['-u', 'postgres', '--', bin, ...args]] : [bin, args];
+  return run(file, argv, { timeout: timeoutMs });
+}
+
+/** A directory the `postgres` OS user owns (as root), removed by the caller. */
+export function ownedTempDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  if (process.getuid?.() === 0) {
+    const uid = Number(execFileSync('id', ['-u', 'postgres']).toString());
+    const gid = Number(execFileSync('id', ['-g', 'postgres']).toString());
+    chownSync(dir, uid, gid);
+  }
+  return dir;
+}
+
+export interface OwnPostgres {
+  readonly port: number;
+  /** The server's own directory: its data directory, socket and log live under it. */
+  readonly dir: string;
+  readonly dataDir: string;
+  /** A connection string to one of its databases (default `postgres`). */
+  url(database?: string): string;
+  start(): Promise<void>;
+  /** `fast` by default; `immediate` is a crash. */
+  stop(mode?: 'fast' | 'immediate'): Promise<void>;
+  restart(): Promise<void>;
+  createDatabase(name: string): Promise<string>;
+  /** Stops it (immediately) and removes its directory. */
+  destroy(): Promise<void>;
+}
+
+/**
+ * Wraps a data directory (made by initdb, or a base backup for a replica) as a server on a free port. `settings`
+ * are passed as `-c name=value` at every start.
+ */
+export async function serverOf(
+  dir: string,
+  dataDir: string,
+  settings: Record<string, string> = {},
+): Promise<OwnPostgres> {
+  const port = await freePort();
+  const options = () =>
+    [
+      `-p ${port}`,
+      '-c listen_addresses=127.0.0.1',
+      `-c unix_socket_directories=${dir}`,
+      ...Object.entries(settings).map(([k, v]) => `-c ${k}=${v}`),
+    ].join(' ');
+  // -l on every command that starts a postmaster: without it the postmaster inherits pg_ctl's stdout, and the
+  // command does not finish until that pipe closes.
+  const pgCtl = (...args: string[]) =>
+    asPostgres('pg_ctl', ['-D', dataDir, '-l', join(dir, 'postgres.log'), '-w', '-t', '60', ...args]);
+  let started = false;
+  const server: OwnPostgres = {
+    port,
+    dir,
+    dataDir,
+    url: (database = 'postgres') => `postgres://postgres@127.0.0.1:${port}/${database}`,
+    async start() {
+      started = true; // before the start returns: a start that timed out may still have left a postmaster running
+      await pgCtl('-o', options(), 'start');
+    },
+    async stop(mode = 'fast') {
+      await pgCtl('-m', mode, 'stop');
+    },
+    async restart() {
+      await pgCtl('-m', 'fast', '-o', options(), 'restart');
+    },
+    async createDatabase(name) {
+      const client = new Client({ connectionString: server.url() });
+      await client.connect();
+      try {
+        await client.query(`CREATE DATABASE ${name}`);
+      } finally {
+        await client.end();
+      }
+      return server.url(name);
+    },
+    async destroy() {
+      if (started) await pgCtl('-m', 'immediate', 'stop').catch(() => undefined);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  return server;
+}
+
+/** A fresh PostgreSQL (initdb, trust auth) started on a free port. */
+export async function startOwnPostgres(
+  options: { prefix?: string; settings?: Record<string, string> } = {},
+): Promise<OwnPostgres> {
+  const dir = ownedTempDir(options.prefix ?? 'mdapi-pg-');
+  const dataDir = join(dir, 'data');
+  await asPostgres('initdb', ['-D', dataDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync']);
+  const server = await serverOf(dir, dataDir, options.settings);
+  try {
+    await server.start();
+  } catch (err) {
+    await server.destroy();
+    throw err;
+  }
+  return server;
+}
