@@ -1,6 +1,7 @@
 // Applies every pending migration; the same set on real PostgreSQL and on PGlite.
 import { sql, type Kysely } from 'kysely';
 import { DEFAULT_MIGRATION_TABLE, Migrator } from 'kysely/migration';
+import { openPostgres } from './database';
 import { migrations } from './migrations';
 
 /**
@@ -20,9 +21,25 @@ async function upToDate(db: Kysely<any>): Promise<boolean> {
   }
 }
 
+/**
+ * Applies what is pending. `migrationUrl` (DATABASE_MIGRATION_URL, src/config.ts says why) is a direct connection
+ * to the same database: when given, the Migrator runs there, on one connection of its own, and `db` (which may go
+ * through a transaction-mode pooler) only answers whether anything is pending.
+ */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- migrations run on any schema state
-export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
+export async function migrateToLatest(db: Kysely<any>, migrationUrl?: string): Promise<string[]> {
   if (await upToDate(db)) return [];
+  if (!migrationUrl) return runMigrator(db);
+  const direct = openPostgres(migrationUrl, 1);
+  try {
+    return await runMigrator(direct.db);
+  } finally {
+    await direct.close();
+  }
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- migrations run on any schema state
+async function runMigrator(db: Kysely<any>): Promise<string[]> {
   const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));

@@ -20,6 +20,16 @@ export interface Config {
   /** A PENDING order older than this is voided by the worker and its reserved stock released. */
   orderTtlMinutes: number;
   databaseUrl: string | undefined;
+  /**
+   * DATABASE_MIGRATION_URL: where pending migrations run, when DATABASE_URL goes through a pooler in transaction mode
+   * (PgBouncer); unset, they run on DATABASE_URL. They need a direct (or session-mode) connection: kysely's Migrator
+   * takes a session-level advisory lock (`pg_advisory_lock`, so two starts never migrate at once) on one connection,
+   * then runs the migrations in a transaction, then unlocks; behind a transaction pooler each of those three may land
+   * on another server connection, so the unlock can miss and leave the lock held by a pooled session. Only a start
+   * that finds a migration pending opens it (one connection, closed after); an up-to-date check is one SELECT on
+   * DATABASE_URL.
+   */
+  databaseMigrationUrl: string | undefined;
   /** Data directory of the embedded PostgreSQL (PGlite) when DATABASE_URL is unset. */
   dataDir: string;
   redisUrl: string | undefined;
@@ -192,6 +202,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     checkoutBaseUrl: (url(env, 'CHECKOUT_BASE_URL', ['http:', 'https:']) ?? publicUrl).replace(/\/$/, ''),
     orderTtlMinutes: int(env, 'ORDER_TTL_MINUTES', 60, 1, 60 * 24 * 30),
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    databaseMigrationUrl: url(env, 'DATABASE_MIGRATION_URL', ['postgres:', 'postgresql:']),
     dataDir: resolve(env.DATA_DIR || 'data/pglite'),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     logLevel: env.LOG_LEVEL || 'info',

@@ -4,9 +4,10 @@ import { migrateToLatest } from '../db/migrate';
 import { loadConfig } from './config';
 
 async function main(): Promise<void> {
-  const database = await openDatabase(loadConfig());
+  const config = loadConfig();
+  const database = await openDatabase(config);
   try {
-    const applied = await migrateToLatest(database.db);
+    const applied = await migrateToLatest(database.db, config.databaseMigrationUrl);
     console.log(applied.length ? `Applied: ${applied.join(', ')}` : 'Already up to date.');
   } finally {
     await database.close();

@@ -27,7 +27,7 @@ async function main(): Promise<void> {
   const database = await openDatabase(config);
   if (database.created?.unpacked) logger.info('embedded database created from the schema image');
   else if (database.created) logger.info('embedded database created by initdb', { why: database.created.reason });
-  const applied = await migrateToLatest(database.db);
+  const applied = await migrateToLatest(database.db, config.databaseMigrationUrl);
   if (applied.length) logger.info('migrations applied', { migrations: applied });
   // The embedded database is this process's alone: the CLI's commands come here to run (src/ops/cli-channel.ts).
   // Without it the server still serves; the CLI then reports the database in use, as it did before the channel.

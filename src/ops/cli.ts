@@ -250,7 +250,7 @@ async function run(
   // Every command gets the operator its entry point built: this process's configuration and the wall clock.
   const op: Operator = { db, config: ctx.config, clock: systemClock };
   try {
-    await migrateToLatest(db);
+    await migrateToLatest(db, ctx.config.databaseMigrationUrl);
     // --shop names the live shop; with --mode test every command acts in its test twin (made on first use). The
     // listings resolve their shops themselves (admin.shopsToList): both modes, and never a twin made by a read.
     if (typeof values.shop === 'string' && values.shop !== '' && !listsBothModes)

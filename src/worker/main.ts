@@ -16,7 +16,7 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel);
   const tracing = config.otlpEndpoint ? startTracing({ serviceName: 'merchant-developer-api-worker' }) : undefined;
   const database = await openDatabase(config);
-  await migrateToLatest(database.db);
+  await migrateToLatest(database.db, config.databaseMigrationUrl);
   // Its own METRICS_PORT when it runs beside an API process on the same host.
   watchDatabase(database);
   const metrics = config.metrics ? await startMetricsEndpoint(config.metrics, logger) : undefined;
