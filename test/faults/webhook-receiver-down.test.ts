@@ -7,8 +7,6 @@
 // each signed as Standard Webhooks says, and every attempt logged when the schedule says. PostgreSQL run only
 // (DATABASE_URL set): the embedded database cannot be opened by two processes.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { shopById } from '../../db/queries/shops';
@@ -16,6 +14,7 @@ import * as admin from '../../src/ops/admin';
 import { seedFixtures } from '../../src/ops/fixtures/fixtures';
 import { MAX_ATTEMPTS, JITTER, retrySchedule } from '../../src/worker/webhook-delivery';
 import { freePort } from '../helpers/redis-server';
+import { Receiver } from '../helpers/webhook-receiver';
 import { startServerProcess, type ServerProcess } from '../helpers/server-process';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database';
 import { send, sleep } from './load';
@@ -33,55 +32,6 @@ if (!enabled) {
 const root = join(__dirname, '..', '..');
 const ORDERS = 4;
 const EVENTS = ['order:created', 'order:paid', 'order:completed'] as const;
-
-interface Hit {
-  path: string;
-  id: string;
-  headers: IncomingMessage['headers'];
-  body: string;
-  answered: number;
-}
-
-/** A receiver on 127.0.0.1 that keeps every request it got and answers 500 while `down`, 204 once up. */
-class Receiver {
-  readonly hits: Hit[] = [];
-  down = true;
-  private server: Server | undefined;
-
-  get port(): number {
-    return (this.server!.address() as AddressInfo).port;
-  }
-
-  async start(port: number): Promise<void> {
-    this.server = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        const answered = this.down ? 500 : 204;
-        this.hits.push({
-          path: req.url ?? '',
-          id: String(req.headers['webhook-id']),
-          headers: req.headers,
-          body: Buffer.concat(chunks).toString('utf8'),
-          answered,
-        });
-        res.writeHead(answered).end(answered === 500 ? 'receiver down' : undefined);
-      });
-    });
-    await new Promise<void>((resolve, reject) => {
-      this.server!.once('error', reject);
-      this.server!.listen(port, '127.0.0.1', resolve);
-    });
-  }
-
-  async stop(): Promise<void> {
-    const server = this.server;
-    this.server = undefined;
-    if (!server) return;
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  }
-}
 
 /** The delivery worker process; its clock offset is set over stdin and acknowledged on stdout. */
 class WorkerProcess {

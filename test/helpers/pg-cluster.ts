@@ -2,7 +2,7 @@
 // server: the machine's shared instance is never touched. As root (CI), PostgreSQL's tools run as the `postgres` OS
 // user, since initdb refuses root.
 import { execFile, execFileSync } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -121,4 +121,135 @@ export async function startOwnPostgres(
     throw err;
   }
   return server;
+}
+
+export interface OwnPgBouncer {
+  readonly port: number;
+  /** Its own directory: ini, userlist, unix socket, pid file and log. */
+  readonly dir: string;
+  /** A connection string to one of the primary's databases through the pooler. */
+  url(database: string): string;
+  /** PgBouncer's admin console (`SHOW POOLS`, `SHOW SERVERS`...): the rows of one command. */
+  admin(command: string): Promise<Record<string, unknown>[]>;
+  /** Everything PgBouncer logged so far. */
+  log(): string;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  /** Stops it and removes its directory. */
+  destroy(): Promise<void>;
+}
+
+export const pgBouncerBin = ['/usr/sbin/pgbouncer', '/usr/bin/pgbouncer'].find((p) => existsSync(p));
+
+/**
+ * PgBouncer of a test's own in front of `primary` (Debian's package; never its system service): every database of
+ * the primary, as user postgres, with trust auth. It runs as a daemon (-d) with its own pid file, as the `postgres`
+ * OS user when root (PgBouncer refuses to run as root).
+ */
+export async function startPgBouncer(
+  primary: Pick<OwnPostgres, 'port'>,
+  options: { poolMode?: 'transaction' | 'session'; defaultPoolSize?: number; maxClientConn?: number } = {},
+): Promise<OwnPgBouncer> {
+  if (!pgBouncerBin) throw new Error('pgbouncer not found: apt-get install -y pgbouncer');
+  const dir = ownedTempDir('mdapi-pgbouncer-');
+  const port = await freePort();
+  const ini = join(dir, 'pgbouncer.ini');
+  const pidFile = join(dir, 'pgbouncer.pid');
+  const logFile = join(dir, 'pgbouncer.log');
+  writeFileSync(join(dir, 'userlist.txt'), '"postgres" ""\n');
+  writeFileSync(
+    ini,
+    [
+      '[databases]',
+      `* = host=127.0.0.1 port=${primary.port} user=postgres`,
+      '[pgbouncer]',
+      'listen_addr = 127.0.0.1',
+      `listen_port = ${port}`,
+      `unix_socket_dir = ${dir}`,
+      `pidfile = ${pidFile}`,
+      `logfile = ${logFile}`,
+      'auth_type = trust',
+      `auth_file = ${join(dir, 'userlist.txt')}`,
+      'admin_users = postgres',
+      `pool_mode = ${options.poolMode ?? 'transaction'}`,
+      `default_pool_size = ${options.defaultPoolSize ?? 4}`,
+      'min_pool_size = 0',
+      'reserve_pool_size = 0',
+      `max_client_conn = ${options.maxClientConn ?? 200}`,
+      // A client that waits longer than this for a server connection gets an error rather than a hang.
+      'query_wait_timeout = 30',
+      '',
+    ].join('\n'),
+  );
+  if (process.getuid?.() === 0) execFileSync('chown', ['-R', 'postgres:postgres', dir]);
+  const url = (database: string) => `postgres://postgres@127.0.0.1:${port}/${database}`;
+  const pid = (): number | undefined => {
+    try {
+      return Number(readFileSync(pidFile, 'utf8').trim()) || undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  const alive = (p: number) => {
+    try {
+      process.kill(p, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const bouncer: OwnPgBouncer = {
+    port,
+    dir,
+    url,
+    async admin(command) {
+      // The admin console speaks only the simple protocol: a query without parameters is sent so by pg.
+      const client = new Client({ connectionString: url('pgbouncer') });
+      await client.connect();
+      try {
+        return (await client.query(command)).rows as Record<string, unknown>[];
+      } finally {
+        await client.end();
+      }
+    },
+    log: () => (existsSync(logFile) ? readFileSync(logFile, 'utf8') : ''),
+    async start() {
+      const [file, argv] =
+        process.getuid?.() === 0
+          ? ['runuser', ['-u', 'postgres', '--', pgBouncerBin!, '-d', ini]]
+          : [pgBouncerBin!, ['-d', ini]];
+      await run(file, argv, { timeout: 30_000 });
+      // -d returns once it forked: ready when the admin console answers.
+      const deadline = Date.now() + 15_000;
+      for (;;) {
+        try {
+          await bouncer.admin('SHOW VERSION');
+          return;
+        } catch (err) {
+          if (Date.now() > deadline)
+            throw new Error(`pgbouncer did not start: ${(err as Error).message}\n${bouncer.log()}`, { cause: err });
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      }
+    },
+    async stop() {
+      const p = pid();
+      if (!p || !alive(p)) return;
+      process.kill(p, 'SIGTERM'); // immediate shutdown: every client and server connection closed
+      const deadline = Date.now() + 10_000;
+      while (alive(p) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      if (alive(p)) process.kill(p, 'SIGKILL');
+    },
+    async destroy() {
+      await bouncer.stop().catch(() => undefined);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  try {
+    await bouncer.start();
+  } catch (err) {
+    await bouncer.destroy();
+    throw err;
+  }
+  return bouncer;
 }
