@@ -152,6 +152,17 @@ function key32(env: NodeJS.ProcessEnv, name: string): Buffer | undefined {
   return key;
 }
 
+/**
+ * DATABASE_MIGRATION_URL is the same database as DATABASE_URL by another way: without DATABASE_URL (the embedded
+ * database) it would migrate some other database and leave this one as it was.
+ */
+function migrationUrl(env: NodeJS.ProcessEnv): string | undefined {
+  const raw = url(env, 'DATABASE_MIGRATION_URL', ['postgres:', 'postgresql:']);
+  if (raw && !env.DATABASE_URL)
+    throw new ConfigError('DATABASE_MIGRATION_URL needs DATABASE_URL: it is a direct way to the same database');
+  return raw;
+}
+
 function url(env: NodeJS.ProcessEnv, name: string, protocols: string[]): string | undefined {
   const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
@@ -202,7 +213,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     checkoutBaseUrl: (url(env, 'CHECKOUT_BASE_URL', ['http:', 'https:']) ?? publicUrl).replace(/\/$/, ''),
     orderTtlMinutes: int(env, 'ORDER_TTL_MINUTES', 60, 1, 60 * 24 * 30),
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
-    databaseMigrationUrl: url(env, 'DATABASE_MIGRATION_URL', ['postgres:', 'postgresql:']),
+    databaseMigrationUrl: migrationUrl(env),
     dataDir: resolve(env.DATA_DIR || 'data/pglite'),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     logLevel: env.LOG_LEVEL || 'info',
