@@ -18,6 +18,8 @@ const root = join(__dirname, '..', '..');
 const expectedRows: [RegExp, string][] = [
   [/^GET \/orders\?limit=50, authenticated/, 'req/s'],
   [/^GET \/orders page \d+ vs page 1, p50 latency$/, 'ms'],
+  [/^GET \/orders\?limit=50 through PgBouncer \(transaction mode\) vs direct$/, 'req/s'],
+  [/^POST \/orders through PgBouncer \(transaction mode\) vs direct$/, 'req/s'],
   [/^POST \/orders \(/, 'req/s'],
   [/^POST \/orders, \d+ buyers at once, all of ONE product/, 'req/s'],
   [/^POST \/orders\/\{id\}\/complete, serial delivered$/, 'req/s'],
@@ -75,6 +77,8 @@ function figure(cell: string, unit: string): number {
       // The cost table: each write row's round trips and CPU per request, counted, on both sides.
       for (const row of [
         'POST /orders (one line',
+        'GET /orders?limit=50 through PgBouncer',
+        'POST /orders through PgBouncer',
         'POST /orders/{id}/complete',
         'Signed Stripe checkout.session.completed',
         'POST /licenses/validate',

@@ -19,6 +19,7 @@ import { benchLicenseValidate } from './license-validate';
 import { median } from './load';
 import { benchOrderLists, deepPage, PAGE } from './order-lists';
 import { benchOrderWrites } from './order-writes';
+import { benchPooler, POOL } from './pooler';
 import { reportProfiles } from './profile';
 import { machine, report, type Row } from './report';
 import { settings } from './settings';
@@ -61,6 +62,8 @@ async function main(): Promise<void> {
         await embedded.close();
       }
     }
+    step('pgbouncer beside direct');
+    const pooler = database.url ? await benchPooler(db, database.url) : null;
     step('stripe webhooks');
     const stripe = await benchGatewayWebhooks(db);
     step('license validation');
@@ -96,6 +99,23 @@ async function main(): Promise<void> {
         target: { on: 'ratio', op: '<=', value: 1.1 },
         why: NEEDS_PG,
       },
+      ...(
+        [
+          ['GET /orders?limit=50 through PgBouncer (transaction mode) vs direct', pooler?.list],
+          ['POST /orders through PgBouncer (transaction mode) vs direct', pooler?.create],
+        ] as const
+      ).map(([scenario, r]): Row => ({
+        scenario,
+        unit: 'req/s',
+        full: r?.full.rps ?? null,
+        baseline: r?.baseline.rps ?? null,
+        ...(r ? { ratio: r.ratio, cost: { full: r.full.cost, baseline: r.baseline.cost } } : {}),
+        baselineIs:
+          `the same whole stack in this process on a direct pg pool of ${POOL}; the pooled side's pool of ${POOL} ` +
+          `goes through PgBouncer 1.18 in transaction mode with default_pool_size ${POOL} (test/bench/pooler.ts)`,
+        target: { on: 'ratio', op: '>=', value: 0.9 },
+        why: database.url ? 'Needs pgbouncer (apt-get install -y pgbouncer; .ci/run installs it).' : NEEDS_PG,
+      })),
       {
         scenario: 'POST /orders (one line, returning buyer)',
         unit: 'req/s',

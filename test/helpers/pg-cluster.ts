@@ -143,11 +143,12 @@ export const pgBouncerBin = ['/usr/sbin/pgbouncer', '/usr/bin/pgbouncer'].find((
 
 /**
  * PgBouncer of a test's own in front of `primary` (Debian's package; never its system service): every database of
- * the primary, as user postgres, with trust auth. It runs as a daemon (-d) with its own pid file, as the `postgres`
- * OS user when root (PgBouncer refuses to run as root).
+ * the primary, as user postgres, with trust auth. The primary may be any server it can reach (the bench puts one in
+ * front of the machine's shared PostgreSQL: pooling connections to it changes nothing there). It runs as a daemon
+ * (-d) with its own pid file, as the `postgres` OS user when root (PgBouncer refuses to run as root).
  */
 export async function startPgBouncer(
-  primary: Pick<OwnPostgres, 'port'>,
+  primary: { port: number; host?: string },
   options: { poolMode?: 'transaction' | 'session'; defaultPoolSize?: number; maxClientConn?: number } = {},
 ): Promise<OwnPgBouncer> {
   if (!pgBouncerBin) throw new Error('pgbouncer not found: apt-get install -y pgbouncer');
@@ -161,7 +162,7 @@ export async function startPgBouncer(
     ini,
     [
       '[databases]',
-      `* = host=127.0.0.1 port=${primary.port} user=postgres`,
+      `* = host=${primary.host ?? '127.0.0.1'} port=${primary.port} user=postgres`,
       '[pgbouncer]',
       'listen_addr = 127.0.0.1',
       `listen_port = ${port}`,
