@@ -177,7 +177,7 @@ describe('PayPal: connecting', () => {
       const error = await failure(provider.verifyCredentials(wrong, here()));
       expect(error.failure).toBe('refused');
       expect(error.message).toContain(`PayPal has no webhook ${webhookId} for this app`);
-      expect(error.message).toContain('webhook_id (PAYPAL_WEBHOOK_ID)');
+      expect(error.message).toContain('PAYPAL_WEBHOOK_ID ("webhook_id" on stdin)');
       expect(error.message).toContain('INVALID_RESOURCE_ID');
       expect(error.message).not.toContain(account.credentials.client_secret);
     }
@@ -192,7 +192,7 @@ describe('PayPal: connecting', () => {
     const error = await failure(provider.verifyCredentials(connect(false, elsewhere), here()));
     expect(error.failure).toBe('refused');
     expect(error.message).toContain(`posts to ${elsewhere}, not to this shop's ${receiver.url}`);
-    expect(error.message).toContain('webhook_id (PAYPAL_WEBHOOK_ID)');
+    expect(error.message).toContain('PAYPAL_WEBHOOK_ID ("webhook_id" on stdin)');
     // Another shop's route on this very server is elsewhere too: its webhooks would reach that shop.
     const otherShop = receiver.url.replace(/shop_1$/, 'shop_2');
     expect((await failure(provider.verifyCredentials(connect(false, otherShop), here()))).failure).toBe('refused');

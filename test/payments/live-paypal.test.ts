@@ -485,7 +485,7 @@ describe('8. mode walls', () => {
     expect(unknown).toContain(
       `PAYPAL refused this connection (test mode): PayPal has no webhook ${typo.PAYPAL_WEBHOOK_ID}`,
     );
-    expect(unknown).toContain('webhook_id (PAYPAL_WEBHOOK_ID)');
+    expect(unknown).toContain('PAYPAL_WEBHOOK_ID ("webhook_id" on stdin)');
     expect(posted).toContain(`posts to ${oldServer}, not to this shop's ${route}`);
     expect(down).toContain('PAYPAL could not check these credentials: PayPal failed (HTTP 500');
     expect(await snapshot()).toEqual(before);

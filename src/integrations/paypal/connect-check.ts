@@ -10,8 +10,8 @@ import { ProviderError, type ConnectTarget, type ProviderAccount } from '../gate
 import { describeError, type PayPalClientOptions, PayPalClient } from './client';
 import { asWebhook } from './wire';
 
-/** The field as the operator gives it: its name on stdin and its environment variable. */
-const webhookField = 'webhook_id (PAYPAL_WEBHOOK_ID)';
+/** The field as the operator gives it, spelled as connect names a missing field: environment, then stdin. */
+const webhookField = 'PAYPAL_WEBHOOK_ID ("webhook_id" on stdin)';
 
 /** Same address as PayPal and a URL parser see it: scheme and host case, default ports. */
 function sameUrl(a: string, b: string): boolean {
@@ -39,8 +39,8 @@ export async function verifyConnection(
     // RESOURCE_NOT_FOUND / INVALID_RESOURCE_ID: a typo, another app's webhook, or the other mode's.
     throw new ProviderError(
       'refused',
-      `PayPal has no webhook ${webhookId} for this app: check ${webhookField}, it is the webhook's ID in the ` +
-        `same PayPal app as the client id (${describeError(answer.body)})`,
+      `PayPal has no webhook ${webhookId} for this app: check ${webhookField}, the ID of a webhook of the ` +
+        `PayPal app the client id belongs to, in this mode (${describeError(answer.body)})`,
     );
   }
   if (answer.status !== 200) {
@@ -53,7 +53,7 @@ export async function verifyConnection(
   if (!sameUrl(webhook.url, target.webhookUrl)) {
     throw new ProviderError(
       'refused',
-      `PayPal's webhook ${webhookId} (${webhookField}) posts to ${webhook.url}, not to this shop's ` +
+      `PayPal's webhook ${webhookId}, named by ${webhookField}, posts to ${webhook.url}, not to this shop's ` +
         `${target.webhookUrl}: set that URL on the webhook in the PayPal app (or fix PUBLIC_URL), then connect again`,
     );
   }
