@@ -83,6 +83,7 @@ export class ReadRouting {
   /** Each shop's last write position noted by this process, and until when it counts. */
   private readonly ownWrites = new Map<string, { lsn: bigint; until: number }>();
   private readonly redisPrefix: string;
+  private redisFailing = false;
   private timer: NodeJS.Timeout | undefined;
   private next = 0;
 
@@ -168,12 +169,16 @@ export class ReadRouting {
         keys: [this.redisPrefix + shopId],
         arguments: [hex(lsn), String(this.rememberMs)],
       });
+      this.redisFailing = false;
     } catch (err) {
       // The other processes cannot read the shared position either (Redis is down for them too, most likely):
-      // they send this shop's reads to the primary ('unknown_writes') rather than guess.
-      this.options.logger.warn('read routing: a write position could not be shared through Redis', {
-        error: (err as Error).message,
-      });
+      // they send this shop's reads to the primary ('unknown_writes') rather than guess. Logged once per outage.
+      if (!this.redisFailing) {
+        this.options.logger.warn('read routing: write positions cannot be shared through Redis', {
+          error: (err as Error).message,
+        });
+      }
+      this.redisFailing = true;
     }
   }
 
