@@ -9,9 +9,9 @@ import type { Database } from '../tables';
  * record whatever `synchronous_commit` says, so a replica that has replayed up to it holds the write.
  */
 export async function walInsertPosition(db: Kysely<Database>): Promise<bigint> {
-  const { rows } = await sql<{ lsn: string }>`select pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::text as lsn`.execute(
-    db,
-  );
+  const { rows } = await sql<{
+    lsn: string;
+  }>`select pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::text as lsn`.execute(db);
   return BigInt(rows[0]!.lsn);
 }
 
@@ -20,7 +20,9 @@ export async function walInsertPosition(db: Kysely<Database>): Promise<bigint> {
  * replica's replay position (the insert position may sit past a page header no record ends at).
  */
 export async function walWritePosition(db: Kysely<Database>): Promise<bigint> {
-  const { rows } = await sql<{ lsn: string }>`select pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::text as lsn`.execute(db);
+  const { rows } = await sql<{ lsn: string }>`select pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::text as lsn`.execute(
+    db,
+  );
   return BigInt(rows[0]!.lsn);
 }
 

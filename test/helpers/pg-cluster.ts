@@ -134,7 +134,10 @@ export const primaryReplicationSettings: Record<string, string> = { wal_level: '
  * streamed from it (`pg_basebackup -R` writes the standby's connection to the primary), then started with
  * `applyDelayMs` of `recovery_min_apply_delay`, so its reads lag the primary's commits by that much.
  */
-export async function startReplica(primary: OwnPostgres, options: { applyDelayMs?: number } = {}): Promise<OwnPostgres> {
+export async function startReplica(
+  primary: OwnPostgres,
+  options: { applyDelayMs?: number } = {},
+): Promise<OwnPostgres> {
   const dir = ownedTempDir('mdapi-replica-');
   const dataDir = join(dir, 'data');
   // -c fast: the backup starts at once rather than at the primary's next checkpoint.
