@@ -38,8 +38,8 @@ interface Replica {
   readonly index: number;
   readonly db: Kysely<Database>;
   readonly readDb: ReadDb;
-  /** Answered its last check as a standby. */
-  up: boolean;
+  /** Whether it answered its last check as a standby; unknown before the first check. */
+  state: 'unknown' | 'up' | 'down';
   /** WAL position it had replayed at its last check. */
   replayed: bigint;
   /** How far behind the primary it was at its last check (Infinity: further than the samples kept reach). */
@@ -100,7 +100,7 @@ export class ReadRouting {
       index,
       db,
       readDb: db.withPlugin(new ReadOnlyPlugin()),
-      up: false,
+      state: 'unknown',
       replayed: 0n,
       lagMs: Infinity,
       checkedAt: -Infinity,
@@ -185,7 +185,7 @@ export class ReadRouting {
   private async choose(shopId: string | undefined): Promise<{ replica?: Replica; reason: ReadReason }> {
     if (shopId === undefined) return { reason: 'no_shop' };
     const now = performance.now();
-    const usable = this.replicas.filter((r) => r.up && now - r.checkedAt <= this.staleMs);
+    const usable = this.replicas.filter((r) => r.state === 'up' && now - r.checkedAt <= this.staleMs);
     if (usable.length === 0) return { reason: 'down' };
     // The lag measured at the last check, plus the time since: while the primary writes, a replica can fall
     // that much further behind unseen.
@@ -262,8 +262,8 @@ export class ReadRouting {
         this.markDown(replica, new Error('not a standby of the primary'));
         return;
       }
-      if (!replica.up) this.options.logger.info('read routing: replica up', { replica: replica.index });
-      replica.up = true;
+      if (replica.state !== 'up') this.options.logger.info('read routing: replica up', { replica: replica.index });
+      replica.state = 'up';
       replica.replayed = position.replayed;
       replica.lagMs = this.lagAt(position.replayed, at);
       replica.checkedAt = at;
@@ -289,13 +289,13 @@ export class ReadRouting {
   }
 
   private markDown(replica: Replica, err: unknown): void {
-    if (replica.up) {
+    if (replica.state !== 'down') {
       this.options.logger.warn('read routing: replica down, its reads go to the primary', {
         replica: replica.index,
         error: (err as Error).message,
       });
     }
-    replica.up = false;
+    replica.state = 'down';
     observeReplica(replica.index, undefined);
   }
 }
