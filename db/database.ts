@@ -33,8 +33,8 @@ pgTypes.setTypeParser(pgTypes.builtins.INT8, (v) => v);
 const parseTimestamptz = timestamptzParser(pgTypes.getTypeParser(pgTypes.builtins.TIMESTAMPTZ, 'text'));
 pgTypes.setTypeParser(pgTypes.builtins.TIMESTAMPTZ, parseTimestamptz);
 
-export function openPostgres(connectionString: string, max = 10): DatabaseHandle {
-  const pool = new Pool({ connectionString, max, connectionTimeoutMillis: 5000 });
+export function openPostgres(connectionString: string, max = 10, connectionTimeoutMillis = 5000): DatabaseHandle {
+  const pool = new Pool({ connectionString, max, connectionTimeoutMillis });
   // An idle client's error (the server restarted) must not crash the process; the next query reconnects.
   pool.on('error', () => undefined);
   // pg-pool listens on a client only while it is idle. A client checked out between two statements (inside a
@@ -46,6 +46,15 @@ export function openPostgres(connectionString: string, max = 10): DatabaseHandle
   });
   const db = new Kysely<Database>({ dialect: tracedDialect(new WritePathPostgresDialect({ pool })) });
   return { db, kind: 'postgres', pool, close: () => db.destroy() };
+}
+
+/**
+ * Streaming replicas (DATABASE_READ_URL). A read that cannot reach one is served by the primary instead
+ * (src/platform/read-routing.ts), so a replica that does not answer should cost a request a second at most, not the
+ * primary's five.
+ */
+export function openReplicas(urls: readonly string[]): DatabaseHandle[] {
+  return urls.map((url) => openPostgres(url, 10, 1000));
 }
 
 export async function createPGlite(options: {

@@ -31,6 +31,7 @@ import { Idempotency } from './platform/idempotency';
 import { UnitOfWork, type EffectSink } from './platform/unit-of-work';
 import { ReadOnlyPlugin } from '../db/read-only';
 import type { Clock } from './platform/clock';
+import type { ReadRouting } from './platform/read-routing';
 import { defaultEffectSinks } from './domain/effects';
 import { loadSecretBox } from './platform/secret-box';
 import { oauthMetadataPathInsertion, oauthServerMetadata } from './domain/account/oauth-metadata';
@@ -59,6 +60,8 @@ export interface AppOptions {
   clock: Clock;
   /** The payment providers (default: Stripe, PayPal, BTCPay Server; tests may pass ones with short timeouts). */
   gatewayProviders?: readonly GatewayProvider[];
+  /** Read operations on streaming replicas (DATABASE_READ_URL), started by the caller; absent: all on `db`. */
+  reads?: ReadRouting;
 }
 
 /** Where a write's side effects go by default: the events outbox, the mail queue and the audit trail. */
@@ -81,6 +84,7 @@ export async function createApp(options: AppOptions): Promise<express.Express> {
   const handle = await createApi({
     db,
     readDb: db.withPlugin(new ReadOnlyPlugin()),
+    reads: options.reads,
     unitOfWork,
     services: { config, logger, cursors, clock, realClock: clock, secrets, gateways },
     handlers: { ...defaultHandlers, ...options.handlers } as HandlerMap,

@@ -30,6 +30,13 @@ export interface Config {
    * DATABASE_URL.
    */
   databaseMigrationUrl: string | undefined;
+  /**
+   * DATABASE_READ_URL: streaming replicas (one URL, or several comma-separated) that read operations may use
+   * (src/platform/read-routing.ts); empty: every read goes to DATABASE_URL. PostgreSQL only.
+   */
+  databaseReadUrls: string[];
+  /** REPLICA_MAX_LAG_MS: a replica further behind the primary than this is not read from (reads go to the primary). */
+  replicaMaxLagMs: number;
   /** Data directory of the embedded PostgreSQL (PGlite) when DATABASE_URL is unset. */
   dataDir: string;
   redisUrl: string | undefined;
@@ -214,6 +221,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     orderTtlMinutes: int(env, 'ORDER_TTL_MINUTES', 60, 1, 60 * 24 * 30),
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     databaseMigrationUrl: migrationUrl(env),
+    databaseReadUrls: readUrls(env, 'DATABASE_READ_URL'),
+    replicaMaxLagMs: int(env, 'REPLICA_MAX_LAG_MS', 5000, 100, 600_000),
     dataDir: resolve(env.DATA_DIR || 'data/pglite'),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     logLevel: env.LOG_LEVEL || 'info',
@@ -246,6 +255,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metrics: metricsEndpoint(env),
     otlpEndpoint: url(env, 'OTEL_EXPORTER_OTLP_ENDPOINT', ['http:', 'https:']),
   };
+}
+
+/** DATABASE_READ_URL: comma-separated PostgreSQL URLs of replicas of DATABASE_URL's server. */
+function readUrls(env: NodeJS.ProcessEnv, name: string): string[] {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return [];
+  // A replica of the embedded database cannot exist: refuse rather than silently read from nowhere.
+  if (!env.DATABASE_URL) throw new ConfigError(`${name} needs DATABASE_URL (replicas are of a PostgreSQL server)`);
+  return raw.split(',').map((entry) => {
+    const found = url({ [name]: entry.trim() }, name, ['postgres:', 'postgresql:']);
+    if (!found) throw new ConfigError(`${name} has an empty entry`);
+    return found;
+  });
 }
 
 /** METRICS_PORT / METRICS_HOST / METRICS_TOKEN: where the metrics are served, and who may read them. */

@@ -17,6 +17,7 @@ import { createWorker } from './worker';
 import { startMetricsEndpoint } from './http/metrics-endpoint';
 import { watchDatabase } from './platform/metrics';
 import { startTracing } from './platform/tracing';
+import { openReadRouting } from './platform/read-routing';
 
 async function main(): Promise<void> {
   const started = Date.now();
@@ -45,7 +46,16 @@ async function main(): Promise<void> {
     : undefined;
   // Request validators compile on first use; the rest compile in the background once the server listens.
   const validators = collectValidators();
-  const app = await createApp({ db: database.db, config, logger, redis, clock: systemClock });
+  // Read operations on streaming replicas (DATABASE_READ_URL), once their first check is done.
+  const replicas = await openReadRouting({
+    primary: database.db,
+    urls: config.databaseReadUrls,
+    maxLagMs: config.replicaMaxLagMs,
+    redis,
+    logger,
+  });
+  const closeReplicas = async () => replicas?.close();
+  const app = await createApp({ db: database.db, config, logger, redis, clock: systemClock, reads: replicas?.routing });
   const server: Server = createHttpServer(app, config, logger);
   // Metrics on a port of their own (METRICS_PORT), never the API's.
   watchDatabase(database);
@@ -61,6 +71,7 @@ async function main(): Promise<void> {
     await cliChannel?.close();
     await redis?.close().catch(() => undefined);
     await metrics?.close();
+    await closeReplicas();
     await database.close();
     throw err;
   });
@@ -79,6 +90,7 @@ async function main(): Promise<void> {
   logger.info('listening', {
     port,
     database: database.kind,
+    replicas: config.databaseReadUrls.length,
     startup_ms: Date.now() - started,
     tracing: tracing !== undefined,
   });
@@ -130,6 +142,7 @@ async function main(): Promise<void> {
         await cliChannel?.close();
         await redis?.close().catch(() => undefined);
         await metrics?.close();
+        await closeReplicas();
         await database.close();
         await tracing?.shutdown().catch(() => undefined);
         logger.info('stopped');

@@ -39,6 +39,7 @@ import { refuseRepeatedAuthorization, routingMethod, withHeadAllowed } from './r
 import { validationDetails } from '../platform/validation-details';
 import { lazyAjvFactory } from './validators';
 import { clockAhead } from '../platform/clock';
+import type { ReadRouting } from '../platform/read-routing';
 
 /** openapi-backend checks documents against the OpenAPI 3.0 meta-schema, which rejects valid 3.1; the spec is linted by redocly instead. */
 class OpenAPI31Backend extends OpenAPIBackend {
@@ -76,6 +77,8 @@ export interface ApiOptions {
   limiter: RateLimiter;
   /** Idempotency for state-changing operations (built with the app's clock); a default one when omitted. */
   idempotency?: Idempotency;
+  /** Streaming replicas for read operations (DATABASE_READ_URL); without it every read uses `readDb`. */
+  reads?: ReadRouting;
 }
 
 /** The request object handed to openapi-backend; its body is filled in once the caller is authenticated. */
@@ -130,7 +133,7 @@ function authOf(c: Context): AuthContext | undefined {
 }
 
 export async function createApi(options: ApiOptions) {
-  const { db, readDb, unitOfWork, services, handlers, limiter } = options;
+  const { db, readDb, unitOfWork, services, handlers, limiter, reads } = options;
   const idempotency =
     options.idempotency ??
     new Idempotency(db, unitOfWork, {
@@ -248,7 +251,11 @@ export async function createApi(options: ApiOptions) {
       const run = handler as (ctx: OperationContext) => Promise<OperationResult>;
       const prepare = prepareStep(handler);
       if (!writeMethods.has(method)) {
-        send(res, await run(ctx));
+        // With replicas: a replica for this shop if one is current enough, else (or if it fails the read) the primary.
+        const result = reads
+          ? await reads.read(auth?.shop.id, (readFrom) => run(Object.assign(ctx, { db: readFrom })), failsAs5xx)
+          : await run(ctx);
+        send(res, result);
         return;
       }
       if (isSingleStatement(handler) && idempotencyKeyOf(req.headers) === undefined) {
@@ -266,6 +273,7 @@ export async function createApi(options: ApiOptions) {
         );
         if (Object.values(effects.pending).some((list: unknown[]) => list.length > 0))
           throw new Error(`${operationId} runs as a single statement but queued side effects`);
+        if (auth) await reads?.noteWrite(auth.shop.id);
         send(res, result);
         return;
       }
@@ -300,6 +308,8 @@ export async function createApi(options: ApiOptions) {
             Object.assign(ctx, { prepared: await prepare({ ...ctx, primary: db } as never) });
           }),
       );
+      // Before the answer leaves: the client's next read must find the replicas told where this write is.
+      if (auth && !('error' in outcome)) await reads?.noteWrite(auth.shop.id);
       sendOutcome(res, outcome);
     });
   }
@@ -341,6 +351,8 @@ export async function createApi(options: ApiOptions) {
       const origin = res.locals.writeOrigin as WriteOrigin | undefined;
       const refusal = origin && toApiError(err);
       if (origin && refusal && isRecordedRefusal(refusal)) await unitOfWork.recordRejection(origin, refusal);
+      // A refused write may have left its audit line (and a stored refusal): reads of the shop see it as well.
+      if (origin?.shopId) await reads?.noteWrite(origin.shopId);
       throw withHeadAllowed(err);
     }
   };
@@ -371,6 +383,11 @@ export function scopesNeeded(operationId: string | undefined): readonly string[]
   const entry =
     operationId && Object.hasOwn(operations, operationId) ? operations[operationId as OperationId] : undefined;
   return entry ? entry.scopes : [fullAccessScope];
+}
+
+/** A read that failed on a replica is run again on the primary when its answer would be a 5xx, never a 4xx. */
+function failsAs5xx(err: unknown): boolean {
+  return (toApiError(err)?.status ?? 500) >= 500;
 }
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {

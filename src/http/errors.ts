@@ -5,38 +5,15 @@ import { ApiError, ClientAbortedError, DatabaseUnavailableError } from '../error
 import type { Logger } from '../logger';
 import { countError } from '../platform/metrics';
 import { databaseErrorAnswer } from './database-errors';
+import { isConnectionError } from '../../db/connection-errors';
 import { isUndecodablePath } from './page-guard';
 import { sendOAuthValidationError } from './oauth-errors';
-
-const connectionErrorCodes = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'ENOTFOUND',
-  'EHOSTUNREACH',
-  '57P01',
-  '57P02',
-  '57P03',
-  '08000',
-  '08001',
-  '08003',
-  '08004',
-  '08006',
-]);
-
-function isDatabaseUnavailable(err: unknown): boolean {
-  const e = err as { code?: string; message?: string };
-  if (e?.code && connectionErrorCodes.has(e.code)) return true;
-  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(
-    e?.message ?? '',
-  );
-}
 
 export function toApiError(err: unknown): ApiError | undefined {
   if (err instanceof ApiError) return err;
   // A route outside /dev/v1 whose path parameter does not decode (the API itself answers 404 before routing).
   if (isUndecodablePath(err)) return new ApiError('BAD_REQUEST', 'The path is not validly percent-encoded (UTF-8).');
-  if (isDatabaseUnavailable(err)) return new DatabaseUnavailableError();
+  if (isConnectionError(err)) return new DatabaseUnavailableError();
   return databaseErrorAnswer(err);
 }
 

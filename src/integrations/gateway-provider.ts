@@ -47,6 +47,12 @@ export interface ConnectField {
   optional?: boolean;
 }
 
+/** What a connection is for, as far as the connect-time check needs it. */
+export interface ConnectTarget {
+  /** This shop's webhook route for the provider (the address `gateway connect` prints): where its events must go. */
+  webhookUrl: string;
+}
+
 export interface StartSessionInput {
   /** Our payment attempt id: carried by the provider's session (metadata / custom_id / orderId) and the seed of
    *  the provider's idempotency key, so the same attempt never opens two sessions. */
@@ -156,8 +162,12 @@ export interface GatewayProvider {
    * one), without calling anyone; null when they may.
    */
   modeMismatch(credentials: Readonly<Record<string, string>>, livemode: boolean): string | null;
-  /** One cheap authenticated call at connect time: a wrong key is refused then, not at a buyer's checkout. */
-  verifyCredentials(account: ProviderAccount): Promise<void>;
+  /**
+   * One cheap authenticated call at connect time: a wrong key is refused then, not at a buyer's checkout. Where the
+   * connection names the provider's webhook registration (PayPal's webhook_id), that is read too and must post to
+   * `target.webhookUrl`; Stripe's and BTCPay's secrets name no endpoint, so their adapters have nothing to read.
+   */
+  verifyCredentials(account: ProviderAccount, target: ConnectTarget): Promise<void>;
   startSession(account: ProviderAccount, input: StartSessionInput): Promise<ProviderSession>;
   /**
    * The session's state now. PayPal: an APPROVED order is captured here (PayPal-Request-Id derived from the

@@ -65,7 +65,8 @@ const entries: CommandUsage[] = [
     options: ['--shop SHOP_ID --mode live|test [--secrets-stdin]'],
     about: [
       'reads PAYPAL_CLIENT_ID, PAYPAL_CLIENT_SECRET and PAYPAL_WEBHOOK_ID; a test shop connects at',
-      "PayPal's sandbox, a live one at PayPal; prints the shop's webhook address",
+      "PayPal's sandbox, a live one at PayPal; the webhook PAYPAL_WEBHOOK_ID names must post to the shop's",
+      'webhook address (a refusal prints it); prints that address',
     ],
   },
   {

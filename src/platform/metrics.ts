@@ -120,6 +120,65 @@ export function observeWebhookAttempt(outcome: string, seconds: number): void {
   webhookLatency.observe({ result: outcome === 'delivered' ? 'delivered' : 'failed' }, seconds);
 }
 
+/** Where a read operation's queries went, and why there (src/platform/read-routing.ts). */
+export type ReadTarget = 'primary' | 'replica';
+export type ReadReason =
+  /** replica: it was up, within the lag allowed, and past the shop's last write. */
+  | 'fresh'
+  /** primary: the read has no shop (public), so no read-your-writes position to check. */
+  | 'no_shop'
+  /** primary: no replica had replayed the shop's last write yet (read-your-writes). */
+  | 'own_write'
+  /** primary: every replica is further behind than REPLICA_MAX_LAG_MS. */
+  | 'lagging'
+  /** primary: no replica answered its last check (down, or not a standby). */
+  | 'down'
+  /** primary: the shop's last write is unknown (Redis, which shares it between processes, is unreachable). */
+  | 'unknown_writes'
+  /** primary: the read failed on a replica and was run again here. */
+  | 'replica_error';
+
+const reads = new Counter({
+  name: `${prefix}db_reads_total`,
+  help:
+    'Read operations by the database that served them (primary or replica) and why there: fresh (replica), no_shop, ' +
+    'own_write, lagging, down, unknown_writes, replica_error (primary). Counted only when DATABASE_READ_URL is set.',
+  labelNames: ['target', 'reason'] as const,
+  registers: [registry],
+});
+const readChildren = new Map<string, Counter.Internal>();
+
+/** One read operation's attempt on a target (a read retried on the primary counts twice). */
+export function countRead(target: ReadTarget, reason: ReadReason): void {
+  const name = `${target}:${reason}`;
+  let child = readChildren.get(name);
+  if (!child) readChildren.set(name, (child = reads.labels(target, reason)));
+  child.inc();
+}
+
+const replicaLag = new Gauge({
+  name: `${prefix}db_replica_lag_seconds`,
+  help:
+    'How far each replica (by its position in DATABASE_READ_URL, from 0) is behind the primary: the time since the ' +
+    'primary wrote past what the replica has replayed, at the last check (every ~250 ms). Absent while it is down.',
+  labelNames: ['replica'] as const,
+  registers: [registry],
+});
+const replicaUp = new Gauge({
+  name: `${prefix}db_replica_up`,
+  help: 'Whether each replica answered its last check as a standby (1) or not (0).',
+  labelNames: ['replica'] as const,
+  registers: [registry],
+});
+
+/** A replica's state after a check: up with its lag, or down (its lag series removed: there is no lag to tell). */
+export function observeReplica(index: number, lagSeconds: number | undefined): void {
+  const replica = String(index);
+  replicaUp.set({ replica }, lagSeconds === undefined ? 0 : 1);
+  if (lagSeconds === undefined) replicaLag.remove({ replica });
+  else replicaLag.set({ replica }, lagSeconds);
+}
+
 /** The database whose pool and queues the scrape reads (the last one given: a process has one). */
 interface Watched {
   db: Kysely<Database>;

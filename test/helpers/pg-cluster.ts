@@ -254,3 +254,41 @@ export async function startPgBouncer(
   }
   return bouncer;
 }
+
+/**
+ * What a primary needs to feed streaming replicas. PostgreSQL 15's defaults already are these; they are stated so a
+ * packaged default changed elsewhere cannot make the replica tests fail for an unrelated reason.
+ */
+export const primaryReplicationSettings: Record<string, string> = { wal_level: 'replica', max_wal_senders: '5' };
+
+/**
+ * A hot-standby replica of `primary` (started with primaryReplicationSettings) on a free port: a base backup
+ * streamed from it (`pg_basebackup -R` writes the standby's connection to the primary), then started with
+ * `applyDelayMs` of `recovery_min_apply_delay`, so its reads lag the primary's commits by that much.
+ */
+export async function startReplica(
+  primary: OwnPostgres,
+  options: { applyDelayMs?: number } = {},
+): Promise<OwnPostgres> {
+  const dir = ownedTempDir('mdapi-replica-');
+  const dataDir = join(dir, 'data');
+  // -c fast: the backup starts at once rather than at the primary's next checkpoint.
+  const backup = ['-D', dataDir, '-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres', '-R', '-X', 'stream'];
+  try {
+    await asPostgres('pg_basebackup', [...backup, '-c', 'fast', '--no-sync']);
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+  const replica = await serverOf(dir, dataDir, {
+    hot_standby: 'on',
+    recovery_min_apply_delay: `${options.applyDelayMs ?? 0}ms`,
+  });
+  try {
+    await replica.start();
+  } catch (err) {
+    await replica.destroy();
+    throw err;
+  }
+  return replica;
+}

@@ -16,6 +16,7 @@ import { assertMatchesContract } from './contract';
 import { createTestDatabase, type TestDatabase } from './test-database';
 import type { Operator } from '../../src/ops/operator';
 import { systemClock } from '../../src/platform/clock';
+import { openReadRouting, type ReadRouting } from '../../src/platform/read-routing';
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 export type Agent = { [M in Method]: (url: string) => request.Test };
@@ -63,6 +64,8 @@ export interface TestApp {
   createKey(shopId: string, scopes: string[], name?: string): Promise<{ id: string; key: string }>;
   seed(shopId: string, fixtures: Fixtures): ReturnType<typeof seedFixtures>;
   redis: RedisClient | undefined;
+  /** Read routing to DATABASE_READ_URL's replicas, when `env` names some (as the server builds it). */
+  reads: ReadRouting | undefined;
   close(): Promise<void>;
 }
 
@@ -97,8 +100,16 @@ export async function startTestApp(
   // With REDIS_URL the rate-limit counters live in the real Redis, under a prefix of this file's own.
   const redis = config.redisUrl ? connectRedis(config.redisUrl, logger) : undefined;
   const rateLimitPrefix = `rl:test:${randomBytes(6).toString('hex')}:`;
+  const replicas = await openReadRouting({
+    primary: database.db,
+    urls: config.databaseReadUrls,
+    maxLagMs: config.replicaMaxLagMs,
+    redis,
+    logger,
+  });
   const app = await createApp({
     rateLimitPrefix,
+    reads: replicas?.routing,
     ...appOptions,
     db: database.db,
     config,
@@ -131,7 +142,9 @@ export async function startTestApp(
       return db.transaction().execute((trx) => seedFixtures(trx, shop, fixtures, options.clock ?? systemClock));
     },
     redis,
+    reads: replicas?.routing,
     close: async () => {
+      await replicas?.close();
       await redis?.close().catch(() => undefined);
       await database.close();
     },

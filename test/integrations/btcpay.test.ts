@@ -112,7 +112,7 @@ afterEach(async () => {
 
 describe('connect', () => {
   it('accepts the store and the key that the server knows', async () => {
-    await expect(provider.verifyCredentials(account)).resolves.toBeUndefined();
+    await expect(provider.verifyCredentials(account, { webhookUrl: receiver.url })).resolves.toBeUndefined();
     expect(fake.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
       `GET /api/v1/stores/${account.credentials.store_id}`,
     ]);
@@ -120,17 +120,19 @@ describe('connect', () => {
 
   it('refuses a wrong key, an unknown store and another store as unauthorized', async () => {
     const wrongKey = { ...account, credentials: { ...account.credentials, api_key: 'f'.repeat(40) } };
-    const error = await providerError(provider.verifyCredentials(wrongKey));
+    const error = await providerError(provider.verifyCredentials(wrongKey, { webhookUrl: receiver.url }));
     expect(error.failure).toBe('unauthorized');
     expect(error.message).not.toContain('f'.repeat(40));
 
     const noStore = { ...account, credentials: { ...account.credentials, store_id: 'NoSuchStore' } };
-    const missing = await providerError(provider.verifyCredentials(noStore));
+    const missing = await providerError(provider.verifyCredentials(noStore, { webhookUrl: receiver.url }));
     expect([missing.failure, missing.message]).toEqual(['unauthorized', 'BTCPay Server has no such store']);
 
     const other = accountFor(fake.createAccount({ livemode: false }));
     const foreign = { ...account, credentials: { ...account.credentials, store_id: other.credentials.store_id! } };
-    expect((await providerError(provider.verifyCredentials(foreign))).failure).toBe('unauthorized');
+    expect((await providerError(provider.verifyCredentials(foreign, { webhookUrl: receiver.url }))).failure).toBe(
+      'unauthorized',
+    );
   });
 
   it('has no mode to mismatch and no address of its own', () => {
@@ -430,7 +432,7 @@ describe('faults', () => {
     expect((await providerError(provider.readSession(account, session.sessionId))).failure).toBe('unavailable');
 
     fake.failNext('rate-limited');
-    const limited = await providerError(provider.verifyCredentials(account));
+    const limited = await providerError(provider.verifyCredentials(account, { webhookUrl: receiver.url }));
     expect([limited.failure, limited.retryAfterSeconds]).toEqual(['unavailable', 7]);
 
     fake.failNext('garbage');
@@ -442,7 +444,7 @@ describe('faults', () => {
 
   it('a server that cannot be reached is unavailable, and the message holds no secret', async () => {
     const gone = { ...account, apiBase: 'http://127.0.0.1:1' };
-    const error = await providerError(provider.verifyCredentials(gone));
+    const error = await providerError(provider.verifyCredentials(gone, { webhookUrl: receiver.url }));
     expect(error.failure).toBe('unavailable');
     expect(error.message).not.toContain(account.credentials.api_key!);
   });

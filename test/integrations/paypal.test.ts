@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import {
   ProviderError,
   WebhookRejected,
+  type ConnectTarget,
   type ProviderAccount,
   type StartSessionInput,
 } from '../../src/integrations/gateway-provider';
@@ -64,8 +65,9 @@ afterEach(async () => {
   expect(violations).toEqual([]);
 });
 
-function connect(livemode = false, webhookUrl: string | undefined = receiver.url): ProviderAccount {
-  const c = fake.createAccount({ livemode, webhookUrl });
+/** A new PayPal account whose webhook posts to `webhookUrl` (null: none set yet), as the adapter is handed it. */
+function connect(livemode = false, webhookUrl: string | null = receiver.url): ProviderAccount {
+  const c = fake.createAccount({ livemode, webhookUrl: webhookUrl ?? undefined });
   return {
     livemode,
     apiBase: fake.apiBase(livemode),
@@ -75,6 +77,11 @@ function connect(livemode = false, webhookUrl: string | undefined = receiver.url
       webhook_id: c.PAYPAL_WEBHOOK_ID!,
     },
   };
+}
+
+/** What connect passes: the shop's webhook route, which the accounts of `connect()` register by default. */
+function here(): ConnectTarget {
+  return { webhookUrl: receiver.url };
 }
 
 function sessionInput(overrides: Partial<StartSessionInput> = {}): StartSessionInput {
@@ -147,16 +154,73 @@ describe('PayPal: the provider description', () => {
 });
 
 describe('PayPal: connecting', () => {
-  it('accepts good credentials at their own host, in both modes', async () => {
-    await expect(provider.verifyCredentials(connect(false))).resolves.toBeUndefined();
-    await expect(provider.verifyCredentials(connect(true))).resolves.toBeUndefined();
-    expect(fake.requests.map((r) => r.path)).toEqual(['/v1/oauth2/token', '/v1/oauth2/token']);
+  it("accepts good credentials at their own host, in both modes, and reads the webhook_id's webhook", async () => {
+    const sandbox = connect(false);
+    const live = connect(true);
+    await expect(provider.verifyCredentials(sandbox, here())).resolves.toBeUndefined();
+    await expect(provider.verifyCredentials(live, here())).resolves.toBeUndefined();
+    expect(fake.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
+      'POST /v1/oauth2/token',
+      `GET /v1/notifications/webhooks/${sandbox.credentials.webhook_id}`,
+      'POST /v1/oauth2/token',
+      `GET /v1/notifications/webhooks/${live.credentials.webhook_id}`,
+    ]);
+  });
+
+  it("refuses a webhook_id PayPal does not know (a typo, another app's), naming the field and no secret", async () => {
+    const account = connect();
+    const id = account.credentials.webhook_id!;
+    const typo = `${id.slice(0, -1)}${id.endsWith('X') ? 'Y' : 'X'}`;
+    const other = connect().credentials.webhook_id!;
+    for (const webhookId of [typo, other]) {
+      const wrong = { ...account, credentials: { ...account.credentials, webhook_id: webhookId } };
+      const error = await failure(provider.verifyCredentials(wrong, here()));
+      expect(error.failure).toBe('refused');
+      expect(error.message).toContain(`PayPal has no webhook ${webhookId} for this app`);
+      expect(error.message).toContain('PAYPAL_WEBHOOK_ID ("webhook_id" on stdin)');
+      expect(error.message).toContain('INVALID_RESOURCE_ID');
+      expect(error.message).not.toContain(account.credentials.client_secret);
+    }
+    expect(fake.requests.filter((r) => r.method === 'GET').map((r) => r.path)).toEqual([
+      `/v1/notifications/webhooks/${typo}`,
+      `/v1/notifications/webhooks/${other}`,
+    ]);
+  });
+
+  it("refuses a webhook that posts anywhere but this shop's route, or has no URL yet", async () => {
+    const elsewhere = 'https://old-server.example/webhooks/gateways/paypal/shop_1';
+    const error = await failure(provider.verifyCredentials(connect(false, elsewhere), here()));
+    expect(error.failure).toBe('refused');
+    expect(error.message).toContain(`posts to ${elsewhere}, not to this shop's ${receiver.url}`);
+    expect(error.message).toContain('PAYPAL_WEBHOOK_ID ("webhook_id" on stdin)');
+    // Another shop's route on this very server is elsewhere too: its webhooks would reach that shop.
+    const otherShop = receiver.url.replace(/shop_1$/, 'shop_2');
+    expect((await failure(provider.verifyCredentials(connect(false, otherShop), here()))).failure).toBe('refused');
+    // No URL set: PayPal has no webhook under that id yet.
+    const noUrl = await failure(provider.verifyCredentials(connect(false, null), here()));
+    expect(noUrl.failure).toBe('refused');
+    expect(noUrl.message).toContain('PayPal has no webhook');
+    // The same address in other spelling (scheme case) is the same address.
+    const spelled = { webhookUrl: receiver.url.replace(/^http:/, 'HTTP:') };
+    await expect(provider.verifyCredentials(connect(), spelled)).resolves.toBeUndefined();
+  });
+
+  it('PayPal failing at the webhook call is unavailable (nothing learnt), and the next check passes', async () => {
+    const account = connect();
+    const path = `/v1/notifications/webhooks/${account.credentials.webhook_id}`;
+    fake.failAt(path, 'server-error');
+    expect((await failure(provider.verifyCredentials(account, here()))).failure).toBe('unavailable');
+    fake.failAt(path, 'garbage');
+    expect((await failure(provider.verifyCredentials(account, here()))).failure).toBe('unavailable');
+    await expect(provider.verifyCredentials(account, here())).resolves.toBeUndefined();
+    // The faults hit the webhook call, after a token PayPal gave each time.
+    expect(fake.requests.map((r) => r.path)).toEqual(Array(3).fill(['/v1/oauth2/token', path]).flat());
   });
 
   it('refuses a wrong secret as unauthorized, and never puts the secret in the message', async () => {
     const account = connect();
     const wrong = { ...account, credentials: { ...account.credentials, client_secret: 'Enot-the-secret' } };
-    const error = await failure(provider.verifyCredentials(wrong));
+    const error = await failure(provider.verifyCredentials(wrong, here()));
     expect(error.failure).toBe('unauthorized');
     expect(error.message).not.toContain('Enot-the-secret');
     expect(error.message).not.toContain(account.credentials.client_secret);
@@ -164,7 +228,7 @@ describe('PayPal: connecting', () => {
 
   it('refuses a wrong secret even after the right one got a token (the cache is keyed by the secret too)', async () => {
     const account = connect();
-    await provider.verifyCredentials(account);
+    await provider.verifyCredentials(account, here());
     const wrong = { ...account, credentials: { ...account.credentials, client_secret: 'Ewrong' } };
     expect((await failure(provider.readSession(wrong, 'ABC123'))).failure).toBe('unauthorized');
   });
@@ -174,8 +238,8 @@ describe('PayPal: connecting', () => {
     const live = connect(true);
     const sandboxAtLive = { ...sandbox, livemode: true, apiBase: fake.apiBase(true) };
     const liveAtSandbox = { ...live, livemode: false, apiBase: fake.apiBase(false) };
-    expect((await failure(provider.verifyCredentials(sandboxAtLive))).failure).toBe('unauthorized');
-    expect((await failure(provider.verifyCredentials(liveAtSandbox))).failure).toBe('unauthorized');
+    expect((await failure(provider.verifyCredentials(sandboxAtLive, here()))).failure).toBe('unauthorized');
+    expect((await failure(provider.verifyCredentials(liveAtSandbox, here()))).failure).toBe('unauthorized');
   });
 
   it('asks for a token once and reuses it for the calls that follow', async () => {
@@ -193,7 +257,7 @@ describe('PayPal: connecting', () => {
 
   it('refuses missing credentials without calling PayPal', async () => {
     const account = { ...connect(), credentials: { client_id: 'A1' } };
-    expect((await failure(provider.verifyCredentials(account))).failure).toBe('unauthorized');
+    expect((await failure(provider.verifyCredentials(account, here()))).failure).toBe('unauthorized');
     expect(fake.requests).toEqual([]);
   });
 });
@@ -429,12 +493,12 @@ describe('PayPal: faults', () => {
 
   it('a fault on the token call is unavailable too', async () => {
     fake.failNext('server-error');
-    expect((await failure(provider.verifyCredentials(connect()))).failure).toBe('unavailable');
+    expect((await failure(provider.verifyCredentials(connect(), here()))).failure).toBe('unavailable');
   });
 
   it('the fault passes: the same start afterwards opens the one order', async () => {
     const account = connect();
-    await provider.verifyCredentials(account);
+    await provider.verifyCredentials(account, here());
     fake.failNext('server-error');
     await failure(provider.startSession(account, sessionInput()));
     const session = await provider.startSession(account, sessionInput());

@@ -124,11 +124,11 @@ afterEach(async () => {
 describe('connect', () => {
   test('a good key passes the one cheap call; a wrong key is unauthorized', async () => {
     const { account } = connect();
-    await expect(provider.verifyCredentials(account)).resolves.toBeUndefined();
+    await expect(provider.verifyCredentials(account, { webhookUrl: receiver.url })).resolves.toBeUndefined();
     expect(fake.requests.map((r) => `${r.method} ${r.path}`)).toEqual(['GET /v1/balance']);
 
     const wrong = { ...account, credentials: { ...account.credentials, secret_key: 'sk_test_notakeyatall1234567890' } };
-    const error = await failure(provider.verifyCredentials(wrong));
+    const error = await failure(provider.verifyCredentials(wrong, { webhookUrl: receiver.url }));
     expect(error.failure).toBe('unauthorized');
     expect(error.message).not.toContain('sk_test_');
   });
@@ -155,7 +155,9 @@ describe('connect', () => {
 
   test('a live key against a shop that Stripe says is in test mode is refused', async () => {
     const { account } = connect(false);
-    const error = await failure(provider.verifyCredentials({ ...account, livemode: true }));
+    const error = await failure(
+      provider.verifyCredentials({ ...account, livemode: true }, { webhookUrl: receiver.url }),
+    );
     expect(error.failure).toBe('refused');
   });
 });
@@ -352,7 +354,9 @@ describe('faults', () => {
   test('500 is unavailable, 429 is unavailable with Retry-After, garbage is unavailable', async () => {
     const { account } = connect();
     fake.failNext('server-error');
-    expect((await failure(provider.verifyCredentials(account))).failure).toBe('unavailable');
+    expect((await failure(provider.verifyCredentials(account, { webhookUrl: receiver.url }))).failure).toBe(
+      'unavailable',
+    );
     fake.failNext('rate-limited');
     const limited = await failure(provider.startSession(account, input()));
     expect(limited.failure).toBe('unavailable');

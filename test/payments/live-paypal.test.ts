@@ -3,7 +3,7 @@
 // reaches our route, the worker reads the session (which CAPTURES it), and PAYMENT.CAPTURE.COMPLETED follows and is
 // deduplicated. Each case asserts what changed and what did not; every test ends with the fake holding nothing
 // against PayPal's published document. Runs on PGlite by default and on PostgreSQL with DATABASE_URL.
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Decimal from 'decimal.js';
 import request from 'supertest';
@@ -28,14 +28,17 @@ let worker: Worker;
 
 beforeAll(async () => {
   fake = await startPayPalFake({ webhookRetryDelayMs: 20 });
+  // The port first: PUBLIC_URL is this server's address, the webhook URL connect requires each PayPal account's
+  // webhook to post to.
+  server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   t = await startTestApp({
     clock,
     gatewayProviders: [provider],
-    env: { GATEWAY_BASE_URLS: fake.gatewayBaseUrls },
+    env: { PUBLIC_URL: origin, GATEWAY_BASE_URLS: fake.gatewayBaseUrls },
   });
-  server = t.app.listen(0, '127.0.0.1');
-  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
-  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  server.on('request', t.app);
   worker = await createWorker(t.db, t.config, t.logger, clock, [provider]);
 });
 
@@ -457,6 +460,43 @@ describe('8. mode walls', () => {
       ]),
     ).rejects.toThrow(/refused these credentials \(live mode\)/);
     expect(await snapshot()).toEqual(before);
+  });
+
+  test('a webhook_id PayPal does not know, a webhook posting elsewhere, PayPal down at that read: refused at connect, nothing written', async () => {
+    const shop = await t.createShop({ mode: 'test', name: 'PayPal webhook check' });
+    const route = `${origin}/webhooks/gateways/paypal/${shop}`;
+    const good = fake.createAccount({ livemode: false, webhookUrl: route });
+    const id = good.PAYPAL_WEBHOOK_ID!;
+    const typo = { ...good, PAYPAL_WEBHOOK_ID: `${id.slice(0, -1)}${id.endsWith('X') ? 'Y' : 'X'}` };
+    const oldServer = `https://old-server.example/webhooks/gateways/paypal/${shop}`;
+    const elsewhere = fake.createAccount({ livemode: false, webhookUrl: oldServer });
+    const connect = (credentials: Record<string, string>) =>
+      connectShopGateway(t.db, t.config, clock, { shopId: shop, code: 'PAYPAL', fields: fieldsOf(credentials) }, [
+        provider,
+      ]).then(
+        (made) => `connected, webhooks at ${made.webhook_url}`,
+        (e: unknown) => (e as Error).message,
+      );
+    const before = await snapshot();
+    const unknown = await connect(typo);
+    const posted = await connect(elsewhere);
+    fake.failAt(`/v1/notifications/webhooks/${id}`, 'server-error');
+    const down = await connect(good);
+    expect(unknown).toContain(
+      `PAYPAL refused this connection (test mode): PayPal has no webhook ${typo.PAYPAL_WEBHOOK_ID}`,
+    );
+    expect(unknown).toContain('PAYPAL_WEBHOOK_ID ("webhook_id" on stdin)');
+    expect(posted).toContain(`posts to ${oldServer}, not to this shop's ${route}`);
+    expect(down).toContain('PAYPAL could not check these credentials: PayPal failed (HTTP 500');
+    expect(await snapshot()).toEqual(before);
+    for (const message of [unknown, posted, down]) {
+      expect(message).not.toContain(good.PAYPAL_CLIENT_SECRET!);
+      expect(message).not.toContain(elsewhere.PAYPAL_CLIENT_SECRET!);
+    }
+    // Fixed, the same connect goes through: one connection row, the route printed is the one PayPal posts to.
+    expect(await connect(good)).toBe(`connected, webhooks at ${route}`);
+    const rows = await t.db.selectFrom('gateway_connections').select('gateway').where('shop_id', '=', shop).execute();
+    expect(rows).toEqual([{ gateway: 'PAYPAL' }]);
   });
 
   test("a test-mode webhook sent to the live shop's route is refused; nothing changes", async () => {

@@ -145,10 +145,15 @@ beforeAll(async () => {
   ]);
   gatewayBaseUrls = `STRIPE=${stripe.baseUrl},${paypal.gatewayBaseUrls}`;
   for (const method of consoleMethods) jest.spyOn(console, method);
+  // The port first: PUBLIC_URL is this server's address, where connect requires PayPal's webhook to post.
+  server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   t = await startTestApp({
     clock,
     gatewayProviders: providers,
     env: {
+      PUBLIC_URL: origin,
       GATEWAY_BASE_URLS: gatewayBaseUrls,
       LOG_LEVEL: 'debug',
       // The merchant's webhook receiver below is on localhost.
@@ -157,9 +162,7 @@ beforeAll(async () => {
   });
   app = recordedApp(t.app, responses);
   http = contractClient(app);
-  server = createServer(app);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  server.on('request', app);
   worker = await createWorker(t.db, t.config, t.logger, clock, providers);
 
   receiver = createServer((req, res) => {

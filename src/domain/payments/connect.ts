@@ -1,7 +1,8 @@
 // Connecting a shop to a payment provider (the operator's `gateway connect`): the credentials are checked against
 // the shop's mode without calling anyone (a live key for a test shop is refused), then with one cheap call to the
-// provider (a wrong key is refused now, not at a buyer's checkout), then sealed and stored with the shop's gateway
-// row, which makes the gateway offered at checkout and in `enabledPaymentMethods`.
+// provider (a wrong key is refused now, not at a buyer's checkout; PayPal's webhook id is read and must post to this
+// shop's webhook route), then sealed and stored with the shop's gateway row, which makes the gateway offered at
+// checkout and in `enabledPaymentMethods`.
 import type { Kysely } from 'kysely';
 import { upsertGatewayConnection } from '../../../db/queries/gateway-connections';
 import { upsertGateway } from '../../../db/queries/gateways';
@@ -58,14 +59,20 @@ export async function connectGateway(
   if (unknown.length) throw new GatewayConnectError(`unknown field(s) for ${code}: ${unknown.join(', ')}`);
   const mismatch = provider.modeMismatch(credentials, shop.livemode);
   if (mismatch) throw new GatewayConnectError(mismatch);
+  const webhookUrl = gatewayWebhookUrl(input.publicUrl, code, shop.id);
   try {
-    await provider.verifyCredentials(gateways.accountOf(code, shop.livemode, credentials));
+    await provider.verifyCredentials(gateways.accountOf(code, shop.livemode, credentials), { webhookUrl });
   } catch (err) {
     if (!(err instanceof ProviderError)) throw err;
+    const mode = shop.livemode ? 'live' : 'test';
+    // 'refused': the credentials work but cannot serve this shop (a key of the other mode, a webhook id PayPal does
+    // not know or that posts elsewhere); 'unavailable': nothing was learnt, try again.
     throw new GatewayConnectError(
       err.failure === 'unauthorized'
-        ? `${code} refused these credentials (${shop.livemode ? 'live' : 'test'} mode): ${err.message}`
-        : `${code} could not check these credentials: ${err.message}`,
+        ? `${code} refused these credentials (${mode} mode): ${err.message}`
+        : err.failure === 'refused'
+          ? `${code} refused this connection (${mode} mode): ${err.message}`
+          : `${code} could not check these credentials: ${err.message}`,
     );
   }
   const settings = Object.fromEntries(
@@ -92,7 +99,7 @@ export async function connectGateway(
   return {
     gateway: code,
     mode: shop.livemode ? 'live' : 'test',
-    webhook_url: gatewayWebhookUrl(input.publicUrl, code, shop.id),
+    webhook_url: webhookUrl,
     settings,
   };
 }

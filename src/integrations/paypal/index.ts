@@ -1,8 +1,10 @@
 // The PayPal adapter: Orders v2 checkout (capture on read), capture refunds, webhooks verified by PayPal's own
 // verify-webhook-signature call. PayPal tells sandbox from live by host, so a connection's mode is checked by its
-// credentials working at that mode's host (verifyCredentials), never locally.
+// credentials working at that mode's host (verifyCredentials, which also reads the webhook_id's webhook), never
+// locally.
 import type { GatewayProvider } from '../gateway-provider';
-import { type PayPalClientOptions, PayPalClient } from './client';
+import type { PayPalClientOptions } from './client';
+import { verifyConnection } from './connect-check';
 import { readSession, startSession } from './orders';
 import { refund } from './refunds';
 import { translateEvent } from './webhook-translate';
@@ -19,7 +21,7 @@ export function createPayPalProvider(options: PayPalClientOptions = {}): Gateway
     ],
     // A PayPal client id does not say its mode; a sandbox client gets 401 at the live host, which is the check.
     modeMismatch: () => null,
-    verifyCredentials: (account) => new PayPalClient(account, options).verify(),
+    verifyCredentials: (account, target) => verifyConnection(account, target, options),
     startSession: (account, input) => startSession(account, input, options),
     readSession: (account, sessionId) => readSession(account, sessionId, options),
     refund: (account, request) => refund(account, request, options),

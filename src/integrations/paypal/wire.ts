@@ -1,7 +1,8 @@
 // PayPal's wire objects, as much of them as the adapter reads, typed by hand from the pinned document
 // (test/fixtures/providers/paypal/openapi.json: orders__order, payments__capture-2, payments__refund,
-// webhooks__event, disputes__dispute). A generator is not worth it for the dozen fields we read; the guards below
-// check those fields at run time, because an answer that is not what PayPal documents is 'unavailable', not a crash.
+// webhooks__event, webhooks__webhook, disputes__dispute). A generator is not worth it for the dozen fields we read;
+// the guards below check those fields at run time, because an answer that is not what PayPal documents is
+// 'unavailable', not a crash.
 import { ProviderError } from '../gateway-provider';
 
 export interface Money {
@@ -67,6 +68,13 @@ export interface WebhookEvent {
   resource: Record<string, unknown>;
 }
 
+/** A webhook of the app (webhooks__webhook): where PayPal posts the events it subscribes to. */
+export interface Webhook {
+  id?: string;
+  url: string;
+  event_types: { name: string }[];
+}
+
 /** PayPal's error body (error_400 ... error_500 share it); `error`/`error_description` is the token endpoint's. */
 export interface ErrorBody {
   name?: string;
@@ -118,6 +126,13 @@ export function asRefund(body: unknown): Refund {
     throw unexpected('a refund');
   }
   return body as unknown as Refund;
+}
+
+export function asWebhook(body: unknown): Webhook {
+  if (!isRecord(body) || typeof body.url !== 'string' || !Array.isArray(body.event_types)) {
+    throw unexpected('a webhook');
+  }
+  return body as unknown as Webhook;
 }
 
 /** The capture(s) of an order's first purchase unit (we open orders with exactly one). */

@@ -50,7 +50,11 @@ const selections: Selection[] = [
   {
     prefix: 'webhooks',
     file: 'openapi/notifications_webhooks_v1.json',
-    operations: { '/v1/notifications/verify-webhook-signature': ['post'] },
+    operations: {
+      '/v1/notifications/verify-webhook-signature': ['post'],
+      // Connect time: the webhook_id given must be one of the app's webhooks, posting to the shop's route.
+      '/v1/notifications/webhooks/{webhook_id}': ['get'],
+    },
     // The envelope of every event the fake sends.
     schemas: ['event'],
   },

@@ -1,5 +1,5 @@
 // A local PayPal for the tests: a real HTTP server on port 0 playing PayPal's REST API (OAuth token, Orders v2,
-// capture refunds, verify-webhook-signature), its buyer approval page, and its signed webhooks, in both of PayPal's
+// capture refunds, the account's webhook, verify-webhook-signature), its buyer approval page, and its signed webhooks, in both of PayPal's
 // modes: `{origin}/live` is api-m.paypal.com, `{origin}/sandbox` is api-m.sandbox.paypal.com, and an account lives in
 // one of them only (its credentials get 401 at the other, as at PayPal). Every request and response is held to the
 // pinned document (test/fixtures/providers/paypal/openapi.json; the token endpoint to oauth2-token.openapi.json);
@@ -10,7 +10,8 @@
 //   merchant's capture call (our readSession) does, and sends PAYMENT.CAPTURE.COMPLETED. `pay(id, { amount })` makes
 //   that capture smaller than the order (a fake-only lever for our amount check). `fail()` approves with a funding
 //   source the capture finds DECLINED (PAYMENT.CAPTURE.DENIED). `captureAsMerchant()` captures as the merchant
-//   would, for a test that needs a completed payment without our server in the loop.
+//   would, for a test that needs a completed payment without our server in the loop. `failAt(path, fault)` plays a
+//   fault on the next call to one path only (the call after the token call).
 // - Injected faults are deliberate breaches of the document (a 429 PayPal's files do not declare, a body that is
 //   not JSON): their responses are not checked; their requests are.
 import { isDeepStrictEqual } from 'node:util';
@@ -41,6 +42,7 @@ import {
   accountId,
   type RefundRecord,
   refundJson,
+  webhookJson,
 } from './model';
 import { authAlgo, signedString, verify } from './signing';
 import { WebhookOutbox } from './webhooks';
@@ -83,6 +85,8 @@ export interface PayPalFake extends ProviderFake {
   settled(): Promise<void>;
   /** Every OAuth access token issued so far: bearer secrets of their own, which a secrets scan looks for too. */
   accessTokens(): string[];
+  /** The next API call to `path` (mode prefix left out: /v1/notifications/webhooks/ID) plays this fault. */
+  failAt(path: string, fault: FakeFault): void;
 }
 
 interface Reply {
@@ -143,6 +147,7 @@ export async function startPayPalFake(options: PayPalFakeOptions = {}): Promise<
   // PayPal-Request-Id -> the answer first given, per account and operation (PayPal keeps them 6 hours at least).
   const idempotent = new Map<string, Stored>();
   const faults: FakeFault[] = [];
+  const pathFaults: { path: string; fault: FakeFault }[] = [];
   const hanging = new Set<http.ServerResponse>();
   let origin = '';
 
@@ -470,6 +475,13 @@ export async function startPayPalFake(options: PayPalFakeOptions = {}): Promise<
     return { status: 200, body: { verification_status: ok ? 'SUCCESS' : 'FAILURE' } };
   }
 
+  /** The app's one webhook; another app's, the other mode's or an unknown id is PayPal's INVALID_RESOURCE_ID. */
+  function showWebhook(account: Account, id: string): Reply {
+    const webhook = id === account.webhookId ? webhookJson(account, modeBase(origin, account.livemode)) : undefined;
+    if (!webhook) return { status: 404, body: webhooksErrorBody('INVALID_RESOURCE_ID', 'Resource id is invalid.') };
+    return { status: 200, body: webhook };
+  }
+
   function route(req: http.IncomingMessage, livemode: boolean, method: string, path: string, body: unknown): Reply {
     if (method === 'POST' && path === '/v1/oauth2/token') return issueToken(req, livemode);
     const account = bearer(req, livemode);
@@ -503,6 +515,9 @@ export async function startPayPalFake(options: PayPalFakeOptions = {}): Promise<
     }
     if (method === 'POST' && path === '/v1/notifications/verify-webhook-signature') {
       return verifySignature(account, livemode, input);
+    }
+    if (method === 'GET' && (m = /^\/v1\/notifications\/webhooks\/([^/]+)$/.exec(path))) {
+      return showWebhook(account, decodeURIComponent(m[1]!));
     }
     return notFound();
   }
@@ -647,7 +662,8 @@ export async function startPayPalFake(options: PayPalFakeOptions = {}): Promise<
     problems.push(...check.request(method, path, { query: Object.fromEntries(url.searchParams), body }));
     violations.push(...problems.map((p) => `request: ${p}`));
 
-    const fault = faults.shift();
+    const atPath = pathFaults.findIndex((f) => f.path === path);
+    const fault = atPath >= 0 ? pathFaults.splice(atPath, 1)[0]!.fault : faults.shift();
     if (fault) {
       playFault(fault, res);
       return;
@@ -739,6 +755,9 @@ export async function startPayPalFake(options: PayPalFakeOptions = {}): Promise<
     },
     failNext(fault, count = 1) {
       for (let i = 0; i < count; i++) faults.push(fault);
+    },
+    failAt(path, fault) {
+      pathFaults.push({ path, fault });
     },
     async pay(sessionId, options = {}) {
       const order = sessionOrder(sessionId);

@@ -97,6 +97,25 @@ export function modeBase(origin: string, livemode: boolean): string {
   return `${origin}/${livemode ? 'live' : 'sandbox'}`;
 }
 
+/**
+ * The account's webhook as GET /v1/notifications/webhooks/{id} shows it (webhooks__webhook), subscribed to every
+ * event (`*`), which is what the fake sends. An account whose URL is not set has no webhook yet.
+ */
+export function webhookJson(account: Account, base: string): Record<string, unknown> | undefined {
+  if (account.webhookUrl === undefined) return undefined;
+  const self = `${base}/v1/notifications/webhooks/${account.webhookId}`;
+  return {
+    id: account.webhookId,
+    url: account.webhookUrl,
+    event_types: [{ name: '*', description: 'ALL' }],
+    links: [
+      { href: self, rel: 'self', method: 'GET' },
+      { href: self, rel: 'update', method: 'PATCH' },
+      { href: self, rel: 'delete', method: 'DELETE' },
+    ],
+  };
+}
+
 export function captureJson(
   capture: CaptureRecord,
   base: string,
