@@ -33,8 +33,18 @@ pgTypes.setTypeParser(pgTypes.builtins.INT8, (v) => v);
 const parseTimestamptz = timestamptzParser(pgTypes.getTypeParser(pgTypes.builtins.TIMESTAMPTZ, 'text'));
 pgTypes.setTypeParser(pgTypes.builtins.TIMESTAMPTZ, parseTimestamptz);
 
-export function openPostgres(connectionString: string, max = 10, connectionTimeoutMillis = 5000): DatabaseHandle {
-  const pool = new Pool({ connectionString, max, connectionTimeoutMillis });
+export function openPostgres(
+  connectionString: string,
+  max = 10,
+  connectionTimeoutMillis = 5000,
+  queryTimeoutMs?: number,
+): DatabaseHandle {
+  const pool = new Pool({
+    connectionString,
+    max,
+    connectionTimeoutMillis,
+    ...(queryTimeoutMs === undefined ? {} : { query_timeout: queryTimeoutMs }),
+  });
   // An idle client's error (the server restarted) must not crash the process; the next query reconnects.
   pool.on('error', () => undefined);
   // pg-pool listens on a client only while it is idle. A client checked out between two statements (inside a
@@ -51,10 +61,14 @@ export function openPostgres(connectionString: string, max = 10, connectionTimeo
 /**
  * Streaming replicas (DATABASE_READ_URL). A read that cannot reach one is served by the primary instead
  * (src/platform/read-routing.ts), so a replica that does not answer should cost a request a second at most, not the
- * primary's five.
+ * primary's five; and one that stops answering in the middle of a query (a network partition, which no error
+ * reports) is given up on the client after `queryTimeoutMs`, so the read can still be served by the primary.
  */
-export function openReplicas(urls: readonly string[]): DatabaseHandle[] {
-  return urls.map((url) => openPostgres(url, 10, 1000));
+export function openReplicas(
+  urls: readonly string[],
+  options: { poolSize?: number; queryTimeoutMs?: number } = {},
+): DatabaseHandle[] {
+  return urls.map((url) => openPostgres(url, options.poolSize ?? 10, 1000, options.queryTimeoutMs));
 }
 
 export async function createPGlite(options: {
@@ -122,6 +136,9 @@ export async function openEmbedded(dataDir: string): Promise<DatabaseHandle> {
 export async function openDatabase(config: {
   databaseUrl: string | undefined;
   dataDir: string;
+  databasePoolSize?: number;
 }): Promise<DatabaseHandle> {
-  return config.databaseUrl ? openPostgres(config.databaseUrl) : openEmbedded(config.dataDir);
+  return config.databaseUrl
+    ? openPostgres(config.databaseUrl, config.databasePoolSize ?? 10)
+    : openEmbedded(config.dataDir);
 }

@@ -30,6 +30,8 @@ export interface Config {
    * DATABASE_URL.
    */
   databaseMigrationUrl: string | undefined;
+  /** Connections each process opens to DATABASE_URL at most (and to each replica): see docs/deployment.md. */
+  databasePoolSize: number;
   /**
    * DATABASE_READ_URL: streaming replicas (one URL, or several comma-separated) that read operations may use
    * (src/platform/read-routing.ts); empty: every read goes to DATABASE_URL. PostgreSQL only.
@@ -221,6 +223,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     orderTtlMinutes: int(env, 'ORDER_TTL_MINUTES', 60, 1, 60 * 24 * 30),
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     databaseMigrationUrl: migrationUrl(env),
+    databasePoolSize: int(env, 'DATABASE_POOL_SIZE', 10, 1, 500),
     databaseReadUrls: readUrls(env, 'DATABASE_READ_URL'),
     replicaMaxLagMs: int(env, 'REPLICA_MAX_LAG_MS', 5000, 100, 600_000),
     dataDir: resolve(env.DATA_DIR || 'data/pglite'),

@@ -51,6 +51,9 @@ async function main(): Promise<void> {
     primary: database.db,
     urls: config.databaseReadUrls,
     maxLagMs: config.replicaMaxLagMs,
+    poolSize: config.databasePoolSize,
+    // Far past any read the API serves: a replica silent that long is not answering, and the primary serves the read.
+    queryTimeoutMs: 30_000,
     redis,
     logger,
   });

@@ -305,10 +305,14 @@ export class ReadRouting {
  * configured. `close` stops the checks and closes the replicas' pools.
  */
 export async function openReadRouting(
-  options: Omit<ReadRoutingOptions, 'replicas'> & { urls: readonly string[] },
+  options: Omit<ReadRoutingOptions, 'replicas'> & {
+    urls: readonly string[];
+    poolSize?: number;
+    queryTimeoutMs?: number;
+  },
 ): Promise<{ routing: ReadRouting; close(): Promise<void> } | undefined> {
   if (options.urls.length === 0) return undefined;
-  const handles = openReplicas(options.urls);
+  const handles = openReplicas(options.urls, { poolSize: options.poolSize, queryTimeoutMs: options.queryTimeoutMs });
   const routing = new ReadRouting({ ...options, replicas: handles.map((h) => h.db) });
   // The checks catch their own failures: a replica down at start is only routed around until it answers.
   await routing.start();
