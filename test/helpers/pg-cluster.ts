@@ -179,6 +179,9 @@ export async function startPgBouncer(
       `max_client_conn = ${options.maxClientConn ?? 200}`,
       // A client that waits longer than this for a server connection gets an error rather than a hang.
       'query_wait_timeout = 30',
+      // After a failed login (the primary restarting) PgBouncer waits this long before trying again; its default of
+      // 15 s would turn a 1 s restart into 15 s of refusals (docs/deployment.md recommends the same).
+      'server_login_retry = 2',
       '',
     ].join('\n'),
   );
