@@ -5,8 +5,9 @@
 // bench cannot rot unnoticed: a scenario that stops running, answers non-2xx or loses a row fails here.
 // PostgreSQL only (the PostgreSQL run of .ci/run): the bare baselines are express + pg, the process-level rows
 // need a database other processes can reach, and on the embedded database those rows read n/a by design.
-// About two minutes on an idle machine (cold starts, the Stripe webhook and pooler rows); the timeout is generous
-// because these machines are shared.
+// About two and a half minutes on an idle machine (cold starts, the Stripe webhook, pooler and replica rows: the
+// replica row starts a primary and a standby of its own, ~15 s); the timeout is generous because these machines are
+// shared.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
