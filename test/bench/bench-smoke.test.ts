@@ -5,8 +5,9 @@
 // bench cannot rot unnoticed: a scenario that stops running, answers non-2xx or loses a row fails here.
 // PostgreSQL only (the PostgreSQL run of .ci/run): the bare baselines are express + pg, the process-level rows
 // need a database other processes can reach, and on the embedded database those rows read n/a by design.
-// About two minutes on an idle machine (cold starts, the Stripe webhook and pooler rows); the timeout is generous
-// because these machines are shared.
+// About two and a half minutes on an idle machine (cold starts, the Stripe webhook, pooler and replica rows: the
+// replica row starts a primary and a standby of its own, ~15 s); the timeout is generous because these machines are
+// shared.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,6 +22,7 @@ const expectedRows: [RegExp, string][] = [
   [/^GET \/orders page \d+ vs page 1, p50 latency$/, 'ms'],
   [/^GET \/orders\?limit=50 through PgBouncer \(transaction mode\) vs direct$/, 'req/s'],
   [/^POST \/orders through PgBouncer \(transaction mode\) vs direct$/, 'req/s'],
+  [/^GET \/orders\?limit=50 from a streaming replica vs the primary$/, 'req/s'],
   [/^POST \/orders \(/, 'req/s'],
   [/^POST \/orders, \d+ buyers at once, all of ONE product/, 'req/s'],
   [/^POST \/orders\/\{id\}\/complete, serial delivered$/, 'req/s'],
@@ -80,6 +82,7 @@ function figure(cell: string, unit: string): number {
         'POST /orders (one line',
         'GET /orders?limit=50 through PgBouncer',
         'POST /orders through PgBouncer',
+        'GET /orders?limit=50 from a streaming replica',
         'POST /orders/{id}/complete',
         'Signed Stripe checkout.session.completed',
         'POST /licenses/validate',

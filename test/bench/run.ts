@@ -1,7 +1,8 @@
 // `npm run bench`: every scenario through the whole stack beside a bare baseline doing the same work, in the same
 // run, one table (test/bench/report.ts) printed and written to docs/benchmarks.md with the machine it was measured
 // on. The scenarios: cold start (cold-start.ts), the order list, its deep page and the servers' RSS under that load
-// (order-lists.ts), POST /orders and order completion (order-writes.ts), signed Stripe webhooks completing orders
+// (order-lists.ts), the list through PgBouncer (pooler.ts) and from a streaming replica (replica-reads.ts), POST
+// /orders and order completion (order-writes.ts), signed Stripe webhooks completing orders
 // beside POST /orders/{id}/complete (gateway-webhooks.ts), license validation (license-validate.ts),
 // idempotent replay (idempotency.ts) and webhook delivery (webhook-delivery.ts). Runs on PostgreSQL when
 // DATABASE_URL is set (the meaningful setting: the baselines are express + pg, and the process-level rows need a
@@ -20,6 +21,7 @@ import { median } from './load';
 import { benchOrderLists, deepPage, PAGE } from './order-lists';
 import { benchOrderWrites } from './order-writes';
 import { benchPooler, POOL } from './pooler';
+import { benchReplicaReads } from './replica-reads';
 import { reportProfiles } from './profile';
 import { machine, report, type Row } from './report';
 import { settings } from './settings';
@@ -64,6 +66,8 @@ async function main(): Promise<void> {
     }
     step('pgbouncer beside direct');
     const pooler = database.url ? await benchPooler(db, database.url) : null;
+    step('streaming replica beside the primary');
+    const replicaReads = database.url ? await benchReplicaReads() : null;
     step('stripe webhooks');
     const stripe = await benchGatewayWebhooks(db);
     step('license validation');
@@ -116,6 +120,27 @@ async function main(): Promise<void> {
         target: { on: 'ratio', op: '>=', value: 0.9 },
         why: database.url ? 'Needs pgbouncer (apt-get install -y pgbouncer; .ci/run installs it).' : NEEDS_PG,
       })),
+      {
+        scenario: `GET /orders?limit=${PAGE} from a streaming replica vs the primary`,
+        unit: 'req/s',
+        full: replicaReads?.list.full.rps ?? null,
+        baseline: replicaReads?.list.baseline.rps ?? null,
+        ...(replicaReads
+          ? {
+              ratio: replicaReads.list.ratio,
+              cost: { full: replicaReads.list.full.cost, baseline: replicaReads.list.baseline.cost },
+            }
+          : {}),
+        baselineIs:
+          `the same whole stack in this process reading from the primary alone (a pg pool of ${POOL}); the replica ` +
+          `side has DATABASE_READ_URL set to a hot standby of that primary (pg_basebackup, no apply delay, a pool of ` +
+          `${POOL} to each), its reads checked to have gone to the replica (test/bench/replica-reads.ts); both are ` +
+          'PostgreSQL servers of the bench’s own on this machine',
+        target: { on: 'ratio', op: '>=', value: 0.9 },
+        why: database.url
+          ? 'Needs PostgreSQL’s server binaries (initdb, pg_basebackup: postgresql-15; PG_BIN_DIR to point at them).'
+          : NEEDS_PG,
+      },
       {
         scenario: 'POST /orders (one line, returning buyer)',
         unit: 'req/s',
