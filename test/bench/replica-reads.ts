@@ -7,12 +7,10 @@
 // reads to the primary); the replica has replayed them, and the routing has seen it current, before the loads
 // start. Where the replica side's reads went is read from mdapi_db_reads_total: a run whose reads did not go to the
 // replica measured the primary twice, so it fails the bench. Needs PostgreSQL's server binaries.
-import { sql } from 'kysely';
 import { openPostgres, type DatabaseHandle } from '../../db/database';
 import { migrateToLatest } from '../../db/migrate';
 import * as admin from '../../src/ops/admin';
 import { createLogger } from '../../src/logger';
-import { registry } from '../../src/platform/metrics';
 import { openReadRouting } from '../../src/platform/read-routing';
 import {
   pgBinDir,
@@ -21,6 +19,7 @@ import {
   startReplica,
   type OwnPostgres,
 } from '../helpers/pg-cluster';
+import { readCounts, replicaCaughtUp } from '../helpers/read-routing-metrics';
 import { benchConfig, wholeStack } from './completions';
 import { load, medianRatio, sideBySide, type Load } from './load';
 import { PAGE, seedBenchOrders } from './order-lists';
@@ -38,25 +37,6 @@ export interface ReplicaBench {
   list: SideBySide;
   /** The replica side's read operations (warm-ups included) by `target:reason` (mdapi_db_reads_total). */
   reads: Record<string, number>;
-}
-
-/** mdapi_db_reads_total by `target:reason`, since the process started. */
-async function readCounts(): Promise<Map<string, number>> {
-  const metric = await registry.getSingleMetric('mdapi_db_reads_total')!.get();
-  return new Map(metric.values.map((v) => [`${String(v.labels.target)}:${String(v.labels.reason)}`, v.value]));
-}
-
-async function replicaGauge(name: string): Promise<number | undefined> {
-  const metric = await registry.getSingleMetric(name)!.get();
-  return metric.values.find((v) => v.labels.replica === '0')?.value;
-}
-
-async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`replica bench: timed out waiting until ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 /** null when PostgreSQL's server binaries (initdb, pg_ctl, pg_basebackup) are not installed (the row says so). */
@@ -101,17 +81,7 @@ export async function benchReplicaReads(): Promise<ReplicaBench | null> {
 
     // Everything written so far (the stacks' start wrote their server secrets) is on the replica, and the routing
     // has measured it current: otherwise the first reads go to the primary as 'lagging'.
-    const { rows } = await sql<{ lsn: string }>`select pg_current_wal_lsn()::text as lsn`.execute(setup.db);
-    await waitFor('the replica replays the primary', async () => {
-      const r = await sql<{ ok: boolean }>`select pg_last_wal_replay_lsn() >= ${rows[0]!.lsn}::pg_lsn as ok`.execute(
-        onReplica.db,
-      );
-      return r.rows[0]!.ok === true;
-    });
-    await waitFor('the routing sees the replica current', async () => {
-      const [up, lag] = [await replicaGauge('mdapi_db_replica_up'), await replicaGauge('mdapi_db_replica_lag_seconds')];
-      return up === 1 && lag !== undefined && lag < 1;
-    });
+    await replicaCaughtUp(setup.db, onReplica.db, 30_000);
 
     const listPath = `/dev/v1/orders?limit=${PAGE}`;
     const moved = new Map<string, number>();

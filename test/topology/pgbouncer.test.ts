@@ -5,12 +5,13 @@
 // shared instance is never touched. Besides the API's answers and the rows left behind, the primary's statement log
 // is the evidence: nothing the pooled clients sent is a named prepared statement, a session SET, a session advisory
 // lock, LISTEN/NOTIFY or a temporary table. PostgreSQL run only (DATABASE_URL set): the embedded run has no server.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { openPostgres, type DatabaseHandle } from '../../db/database';
 import { assertMatchesContract } from '../helpers/contract';
 import { inProcessCli, processCli } from '../helpers/cli';
+import { equipShop, succeeded } from '../helpers/operator-shop';
 import {
   pgBinDir,
   pgBouncerBin,
@@ -127,49 +128,22 @@ describeWithPostgres('behind PgBouncer in transaction mode', () => {
       '--plan',
       'business',
     );
-    expect({ code: shop.code, stderr: shop.code === 0 ? '' : shop.stderr }).toEqual({ code: 0, stderr: '' });
+    succeeded(shop);
     shopId = shop.json.id;
-    const fixtures = join(pg.dir, 'fixtures.json');
-    writeFileSync(
-      fixtures,
-      JSON.stringify({
-        products: [1, 2, 3, 4].map((i) => ({ title: `Pooled ${i}`, slug: `pooled-${i}`, price: '4.00' })),
-      }),
-    );
     pooled = openPostgres(bouncer.url('mdapi'), 4);
-    const cli = inProcessCli(pooled, { ...process.env, ...env });
-    // One after another: an in-process run captures this process's console while it runs.
-    const live = await cli('key', 'create', '--shop', shopId, '--scopes', '*');
-    const test = await cli('key', 'create', '--shop', shopId, '--mode', 'test', '--scopes', '*');
-    const seeded = await cli('seed', '--shop', shopId, '--file', fixtures);
-    const seededTest = await cli('seed', '--shop', shopId, '--mode', 'test', '--file', fixtures);
-    const hook = await cli(
-      'webhook',
-      'create',
-      '--shop',
+    ({ key, testKey, products, testProducts, app } = await equipShop(
+      inProcessCli(pooled, { ...process.env, ...env }),
       shopId,
-      '--url',
-      `http://127.0.0.1:${receiver.port}/hook`,
-      '--events',
-      'order:created,order:completed',
-    );
-    const oauthApp = await cli(
-      'app',
-      'create',
-      '--name',
-      'Pooled App',
-      '--redirect-uris',
-      'https://app.example.com/cb',
-      '--scopes',
-      'orders.read',
-    );
-    for (const r of [live, test, seeded, seededTest, hook, oauthApp])
-      expect({ code: r.code, stderr: r.code === 0 ? '' : r.stderr }).toEqual({ code: 0, stderr: '' });
-    key = live.json.key;
-    testKey = test.json.key;
-    products = seeded.json.products;
-    testProducts = seededTest.json.products;
-    app = oauthApp.json;
+      {
+        dir: pg.dir,
+        fixtures: {
+          products: [1, 2, 3, 4].map((i) => ({ title: `Pooled ${i}`, slug: `pooled-${i}`, price: '4.00' })),
+        },
+        webhookUrl: `http://127.0.0.1:${receiver.port}/hook`,
+        events: ['order:created', 'order:completed'],
+        appName: 'Pooled App',
+      },
+    ));
     setupMs.cli = Date.now() - t1;
 
     const t2 = Date.now();

@@ -7,7 +7,6 @@ import { sql } from 'kysely';
 import { openPostgres, type DatabaseHandle } from '../../db/database';
 import { migrateToLatest } from '../../db/migrate';
 import { ConfigError, loadConfig } from '../../src/config';
-import { registry } from '../../src/platform/metrics';
 import {
   pgBinDir,
   primaryReplicationSettings,
@@ -16,6 +15,7 @@ import {
   type OwnPostgres,
 } from '../helpers/pg-cluster';
 import { freePort } from '../helpers/redis-server';
+import { replicaCaughtUp as caughtUp, replicaGauge, targetsOf, waitFor } from '../helpers/read-routing-metrics';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
 
 const enabled = !!process.env.DATABASE_URL;
@@ -33,7 +33,6 @@ if (enabled && !shared) console.log('replica-reads.test.ts: REDIS_URL unset, so 
 // Wide enough that a loaded CI machine still reads before the replica applies (2 s was not, once).
 const APPLY_DELAY_MS = 4000;
 const MAX_LAG_MS = 8000;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 test('DATABASE_READ_URL takes one or more PostgreSQL URLs, only beside DATABASE_URL; REPLICA_MAX_LAG_MS is bounded', () => {
   const primaryOnly = { DATABASE_URL: 'postgres://app@db/shop' };
@@ -94,49 +93,8 @@ describeWithPostgres('reads from a streaming replica', () => {
     await primary?.destroy();
   }, 60_000);
 
-  /** Read operations by `target:reason` since the process started (mdapi_db_reads_total). */
-  async function readCounts(): Promise<Map<string, number>> {
-    const metric = await registry.getSingleMetric('mdapi_db_reads_total')!.get();
-    return new Map(metric.values.map((v) => [`${String(v.labels.target)}:${String(v.labels.reason)}`, v.value]));
-  }
-
-  /** Where the reads `work` made went: `target:reason` -> how many (only those that moved). */
-  async function targetsOf(work: () => Promise<unknown>): Promise<Record<string, number>> {
-    const before = await readCounts();
-    await work();
-    const moved: Record<string, number> = {};
-    for (const [series, n] of await readCounts())
-      if (n !== (before.get(series) ?? 0)) moved[series] = n - (before.get(series) ?? 0);
-    return moved;
-  }
-
-  async function gauge(name: string): Promise<number | undefined> {
-    const metric = await registry.getSingleMetric(name)!.get();
-    return metric.values.find((v) => v.labels.replica === '0')?.value;
-  }
-
-  async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (!(await check())) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-      await sleep(100);
-    }
-  }
-
   /** The replica has replayed everything the primary has written, and the routing has seen it (lag under 1 s). */
-  async function replicaCaughtUp(): Promise<void> {
-    const { rows } = await sql<{ lsn: string }>`select pg_current_wal_lsn()::text as lsn`.execute(one!.db);
-    await waitFor('the replica replays the primary', async () => {
-      const r = await sql<{ ok: boolean }>`select pg_last_wal_replay_lsn() >= ${rows[0]!.lsn}::pg_lsn as ok`.execute(
-        onReplica!.db,
-      );
-      return r.rows[0]!.ok;
-    });
-    await waitFor('the routing sees the replica current', async () => {
-      const [up, lag] = [await gauge('mdapi_db_replica_up'), await gauge('mdapi_db_replica_lag_seconds')];
-      return up === 1 && lag !== undefined && lag < 1;
-    });
-  }
+  const replicaCaughtUp = () => caughtUp(one!.db, onReplica!.db);
 
   async function ordersOnReplica(id: string): Promise<number> {
     const r = await sql<{ n: number }>`select count(*)::int as n from orders where id = ${id}`.execute(onReplica!.db);
@@ -192,7 +150,7 @@ describeWithPostgres('reads from a streaming replica', () => {
       await createOrder(one!, 'a'); // the primary moves on; the paused replica stays where it is
       await waitFor(
         `the replica's lag passes ${MAX_LAG_MS} ms`,
-        async () => ((await gauge('mdapi_db_replica_lag_seconds')) ?? 0) > MAX_LAG_MS / 1000,
+        async () => ((await replicaGauge('mdapi_db_replica_lag_seconds')) ?? 0) > MAX_LAG_MS / 1000,
       );
       expect(await targetsOf(() => listOrders(one!, 'b'))).toEqual({ 'primary:lagging': 1 });
       expect(await targetsOf(() => listOrders(two!, 'b'))).toEqual({ 'primary:lagging': 1 });
@@ -230,7 +188,7 @@ describeWithPostgres('reads from a streaming replica', () => {
       const moved = await targetsOf(() => listOrders(two!, 'b'));
       return moved['primary:down'] === 1;
     });
-    expect(await gauge('mdapi_db_replica_up')).toBe(0);
+    expect(await replicaGauge('mdapi_db_replica_up')).toBe(0);
 
     await one!.reads!.start();
     expect(await targetsOf(() => getOrder(one!, 'b', bOrder))).toEqual({ 'primary:down': 1 });
