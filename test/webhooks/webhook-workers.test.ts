@@ -4,8 +4,6 @@
 // delivers it again (at least once: the receiver sees that webhook-id twice) and everything else exactly once.
 // PostgreSQL only (DATABASE_URL set): the embedded database cannot be opened by several processes.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { Webhook } from 'standardwebhooks';
@@ -16,6 +14,7 @@ import { systemClock } from '../../src/platform/clock';
 import { emitEvent } from '../../src/domain/effects';
 import { loadSecretBox, type SecretBox } from '../../src/platform/secret-box';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database';
+import { Receiver } from '../helpers/webhook-receiver';
 
 const pgTest = process.env.DATABASE_URL ? test : test.skip;
 
@@ -38,59 +37,6 @@ async function waitFor(
       throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}\n${output}`);
     }
     await sleep(25);
-  }
-}
-
-interface Hit {
-  path: string;
-  id: string;
-  at: number;
-  headers: IncomingMessage['headers'];
-  body: string;
-}
-
-/** A receiver on 127.0.0.1 that keeps every request it got (`hits`, duplicates included) and answers as told. */
-class Receiver {
-  readonly hits: Hit[] = [];
-  answer: (hit: Hit, res: ServerResponse) => void = (_h, res) => res.writeHead(204).end();
-  private server: Server | undefined;
-  private port = 0;
-
-  async start(): Promise<void> {
-    this.server = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        const hit: Hit = {
-          path: req.url ?? '',
-          id: String(req.headers['webhook-id']),
-          at: Date.now(),
-          headers: req.headers,
-          body: Buffer.concat(chunks).toString('utf8'),
-        };
-        this.hits.push(hit);
-        this.answer(hit, res);
-      });
-    });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    this.port = (this.server.address() as AddressInfo).port;
-  }
-
-  url(path: string): string {
-    return `http://127.0.0.1:${this.port}${path}`;
-  }
-
-  /** Distinct (path, webhook-id) pairs received. */
-  distinct(): Set<string> {
-    return new Set(this.hits.map((h) => `${h.path} ${h.id}`));
-  }
-
-  async stop(): Promise<void> {
-    const server = this.server;
-    this.server = undefined;
-    if (!server) return;
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 }
 
@@ -250,9 +196,8 @@ describe('webhook workers in separate processes (PostgreSQL)', () => {
   pgTest(
     '3 workers, 300 events to 2 endpoints: every (event, endpoint) delivered exactly once, the work shared',
     async () => {
-      const receiver = new Receiver();
       // A few ms per answer, so that rounds overlap and the workers really compete for due rows.
-      receiver.answer = (_h, res) => void setTimeout(() => res.writeHead(204).end(), Math.random() * 5);
+      const receiver = new Receiver({ answer: () => ({ status: 204, delayMs: Math.random() * 5 }) });
       await receiver.start();
       const workers: WorkerProcess[] = [];
       try {
@@ -325,14 +270,15 @@ describe('webhook workers in separate processes (PostgreSQL)', () => {
     'a worker SIGKILLed mid-delivery: after its lease ran out another delivers it again; nothing is lost',
     async () => {
       const leaseMs = 1500;
-      const receiver = new Receiver();
       let hang = true;
       let hungId = '';
-      receiver.answer = (hit, res) => {
+      const receiver = new Receiver({
         // The first request for the chosen event is never answered; everything else is answered 200.
-        if (hang && hit.id === hungId) return;
-        res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
-      };
+        answer: (hit) =>
+          hang && hit.id === hungId
+            ? undefined
+            : { status: 200, headers: { 'content-type': 'text/plain' }, body: 'ok' },
+      });
       await receiver.start();
       const workers: WorkerProcess[] = [];
       try {

@@ -1,7 +1,7 @@
 // Webhook endpoints, the events outbox and its delivery: registration, the signed deliveries (verified with the
 // `standardwebhooks` package, written by others), the retry schedule on an injected clock, rotation, test events,
 // manual retries, the delivery log, the events API, outbound safety, and a rolled-back write that leaves nothing.
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { sql } from 'kysely';
@@ -17,45 +17,7 @@ import { duplicateProduct } from '../../src/domain/catalog/products';
 import type { OperationHandler } from '../../src/http/handler';
 import { mailDraft } from '../../src/mail/templates';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
-
-interface Received {
-  headers: IncomingMessage['headers'];
-  body: string;
-}
-
-/** A receiver on 127.0.0.1 whose answer each test decides. */
-class Receiver {
-  readonly received: Received[] = [];
-  answer: (req: Received, res: ServerResponse) => void = (_r, res) => res.writeHead(204).end();
-  private server: Server | undefined;
-  port = 0;
-
-  async start(port = 0): Promise<void> {
-    this.server = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        const r = { headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
-        this.received.push(r);
-        this.answer(r, res);
-      });
-    });
-    await new Promise<void>((resolve) => this.server!.listen(port, '127.0.0.1', resolve));
-    this.port = (this.server.address() as AddressInfo).port;
-  }
-
-  async stop(): Promise<void> {
-    const server = this.server;
-    this.server = undefined;
-    if (!server) return;
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  }
-
-  get url(): string {
-    return `http://127.0.0.1:${this.port}/hooks`;
-  }
-}
+import { Receiver, type Answerer, type Hit } from '../helpers/webhook-receiver';
 
 let t: TestApp;
 let clock: ManualClock;
@@ -102,7 +64,7 @@ async function count(table: string, shopId = shop): Promise<number> {
   return Number(rows[0]!.n);
 }
 
-const verify = (secret: string, r: Received) =>
+const verify = (secret: string, r: Hit) =>
   new Webhook(secret).verify(r.body, {
     'webhook-id': String(r.headers['webhook-id']),
     'webhook-timestamp': String(r.headers['webhook-timestamp']),
@@ -123,7 +85,7 @@ afterAll(async () => {
 
 beforeEach(async () => {
   clock.set(Date.now());
-  receiver = new Receiver();
+  receiver = new Receiver({ down: false });
   await receiver.start();
   await sql`delete from webhook_endpoints where shop_id = ${shop}`.execute(t.db);
 });
@@ -134,7 +96,7 @@ afterEach(async () => {
 
 describe('endpoints', () => {
   test('registering one shows its secret once; it is stored encrypted and never listed', async () => {
-    const created = await createEndpoint({ url: receiver.url, events: ['order:paid'], description: 'orders' });
+    const created = await createEndpoint({ url: receiver.url(), events: ['order:paid'], description: 'orders' });
     expect(created.secret).toMatch(/^whsec_[A-Za-z0-9+/=]+$/);
     const list = await t.http.get('/dev/v1/webhooks').set(bearer(key));
     expect(list.status).toBe(200);
@@ -179,7 +141,7 @@ describe('endpoints', () => {
     try {
       const slowUrl = `http://127.0.0.1:${(slowServer.address() as AddressInfo).port}/slow`;
       await createEndpoint({ url: slowUrl, events: ['order:paid'] });
-      fast = await createEndpoint({ url: receiver.url, events: ['order:paid'] });
+      fast = await createEndpoint({ url: receiver.url(), events: ['order:paid'] });
       for (let i = 0; i < 30; i++) await emit('order:paid', { n: i });
       const j = webhookDeliveryJob(t.db, {
         clock,
@@ -192,7 +154,7 @@ describe('endpoints', () => {
       });
       expect(await drain(j)).toBe(60);
       expect(releasedBy).toBe('fast deliveries done');
-      expect(receiver.received).toHaveLength(30);
+      expect(receiver.hits).toHaveLength(30);
       expect(slowHits).toBe(30);
       expect(
         (
@@ -262,13 +224,13 @@ describe('endpoints', () => {
   });
 
   test('PATCH changes what it is given; DELETE removes the endpoint and its queued deliveries', async () => {
-    const e = await createEndpoint({ url: receiver.url, events: ['order:paid'] });
+    const e = await createEndpoint({ url: receiver.url(), events: ['order:paid'] });
     const patched = await t.http
       .patch(`/dev/v1/webhooks/${e.id}`)
       .set(bearer(key))
       .send({ events: ['*'], enabled: false });
     expect(patched.status).toBe(200);
-    expect(patched.body.data).toMatchObject({ id: e.id, events: ['*'], enabled: false, url: receiver.url });
+    expect(patched.body.data).toMatchObject({ id: e.id, events: ['*'], enabled: false, url: receiver.url() });
     await t.http.patch(`/dev/v1/webhooks/${e.id}`).set(bearer(key)).send({ enabled: true });
     await emit('order:paid', { uniqid: 'u1', customer_email: 'a@b.c', total: 1, currency: 'USD' });
     expect(await count('webhook_deliveries')).toBe(1);
@@ -278,14 +240,14 @@ describe('endpoints', () => {
     expect(await count('webhook_deliveries')).toBe(0);
     expect(await count('webhook_attempts')).toBe(0);
     expect(await drain(await job())).toBe(0);
-    expect(receiver.received).toHaveLength(0);
+    expect(receiver.hits).toHaveLength(0);
     expect((await t.http.delete(`/dev/v1/webhooks/${e.id}`).set(bearer(key))).status).toBe(404);
   });
 
   test('an unknown or another shop’s endpoint is not found', async () => {
     const other = await t.createShop();
     const { key: otherKey } = await t.createKey(other, ['webhooks.read', 'webhooks.write']);
-    const e = await createEndpoint({ url: receiver.url, events: ['order:paid'] });
+    const e = await createEndpoint({ url: receiver.url(), events: ['order:paid'] });
     for (const [method, path] of [
       ['patch', `/dev/v1/webhooks/${e.id}`],
       ['delete', `/dev/v1/webhooks/${e.id}`],
@@ -306,15 +268,15 @@ describe('endpoints', () => {
 
 describe('delivery', () => {
   test('100 events: every one delivered once, signed so that standardwebhooks verifies it', async () => {
-    const e = await createEndpoint({ url: receiver.url, events: ['order:paid'] });
+    const e = await createEndpoint({ url: receiver.url(), events: ['order:paid'] });
     const ids: string[] = [];
     for (let i = 0; i < 100; i++) {
       ids.push(await emit('order:paid', { uniqid: `u${i}`, customer_email: 'a@b.c', total: 19.99, currency: 'USD' }));
     }
     await emit('order:created', { ignored: true }); // not subscribed
     await drain(await job());
-    expect(receiver.received).toHaveLength(100);
-    const seen = receiver.received.map((r) => {
+    expect(receiver.hits).toHaveLength(100);
+    const seen = receiver.hits.map((r) => {
       const payload = verify(e.secret, r) as { event: string; data: { uniqid: string } };
       expect(payload.event).toBe('order:paid');
       expect(r.headers['content-type']).toBe('application/json');
@@ -327,19 +289,19 @@ describe('delivery', () => {
   });
 
   test('a 2xx answer with a NUL in its body is recorded once (NUL kept as U+FFFD), not sent again', async () => {
-    await createEndpoint({ url: receiver.url, events: ['order:paid'] });
-    receiver.answer = (_r, res) => res.writeHead(200).end('ok\u0000done');
+    await createEndpoint({ url: receiver.url(), events: ['order:paid'] });
+    receiver.answer = () => ({ status: 200, body: 'ok\u0000done' });
     await emit('order:paid', { uniqid: 'nul', customer_email: 'a@b.c', total: 1, currency: 'USD' });
     await drain(await job());
     clock.advance(61_000); // past the lease: an outcome not recorded would be sent again now
     await drain(await job());
-    expect(receiver.received).toHaveLength(1);
+    expect(receiver.hits).toHaveLength(1);
     const logs = await t.http.get('/dev/v1/webhooks/logs?per_page=1').set(bearer(key));
     expect(logs.body.data.items[0]).toMatchObject({ status: 'SUCCEEDED', response_body: 'ok\uFFFDdone' });
   });
 
   test('the body is exactly { event, data, livemode }, amounts with every digit', async () => {
-    await createEndpoint({ url: receiver.url, events: ['*'] });
+    await createEndpoint({ url: receiver.url(), events: ['*'] });
     await t.db.transaction().execute((trx) =>
       emitEvent(
         trx,
@@ -358,13 +320,13 @@ describe('delivery', () => {
     const [latest] = (await t.http.get('/dev/v1/events?limit=1').set(bearer(key))).body.data as { id: string }[];
     const one = await t.http.get(`/dev/v1/events/${latest!.id}`).set(bearer(key));
     expect(one.text).toContain('"total":999999999999.99999999');
-    expect(receiver.received[0]!.body).toBe(
+    expect(receiver.hits[0]!.body).toBe(
       '{"event":"order:paid","data":{"uniqid":"u","customer_email":"a@b.c","total":999999999999.99999999,"currency":"USD"},"livemode":true}',
     );
   });
 
   test('a receiver that refuses connections for 3 attempts gets the event on the 4th, on the schedule', async () => {
-    await createEndpoint({ url: receiver.url, events: ['order:paid'] });
+    await createEndpoint({ url: receiver.url(), events: ['order:paid'] });
     const port = receiver.port;
     await receiver.stop();
     const eventId = await emit('order:paid', { n: 1 });
@@ -381,7 +343,7 @@ describe('delivery', () => {
     }
     await receiver.start(port);
     expect(await drain(j)).toBe(1);
-    expect(receiver.received.map((r) => r.headers['webhook-id'])).toEqual([eventId]);
+    expect(receiver.hits.map((r) => r.headers['webhook-id'])).toEqual([eventId]);
     const { rows } = await sql<{
       attempt: number;
       status: string;
@@ -404,21 +366,21 @@ describe('delivery', () => {
     });
   });
 
-  test.each([
+  test.each<[string, Answerer, RegExp]>([
     [
       'answers 500',
-      (_r: Received, res: ServerResponse) => res.writeHead(500).end('boom'),
+      () => ({ status: 500, body: 'boom' }),
       /^HTTP_ERROR the endpoint answered 500 Internal Server Error/,
     ],
     ['hangs past the timeout', () => undefined, /^TIMEOUT .*within 0\.3 s/],
     [
       'redirects to another local address',
-      (_r: Received, res: ServerResponse) => res.writeHead(302, { location: 'http://127.0.0.1:1/elsewhere' }).end(),
+      () => ({ status: 302, headers: { location: 'http://127.0.0.1:1/elsewhere' } }),
       /^HTTP_ERROR .*redirects are not followed/,
     ],
   ])('a receiver that %s is retried, then FAILED after the last attempt', async (_name, answer, error) => {
     receiver.answer = answer;
-    await createEndpoint({ url: receiver.url, events: ['order:paid'] });
+    await createEndpoint({ url: receiver.url(), events: ['order:paid'] });
     const eventId = await emit('order:paid', { n: 2 });
     const j = await job({ timeoutMs: 300 });
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
@@ -427,8 +389,8 @@ describe('delivery', () => {
     }
     clock.advance(100 * 3_600_000);
     expect(await drain(j)).toBe(0);
-    expect(receiver.received).toHaveLength(MAX_ATTEMPTS);
-    expect(new Set(receiver.received.map((r) => r.headers['webhook-id']))).toEqual(new Set([eventId]));
+    expect(receiver.hits).toHaveLength(MAX_ATTEMPTS);
+    expect(new Set(receiver.hits.map((r) => r.headers['webhook-id']))).toEqual(new Set([eventId]));
     const logs = await t.http.get('/dev/v1/webhooks/logs?per_page=100').set(bearer(key));
     const items = logs.body.data.items as { attempt: number; status: string; response_status: number | null }[];
     expect(items).toHaveLength(MAX_ATTEMPTS);
@@ -445,7 +407,7 @@ describe('delivery', () => {
   });
 
   test('a disabled endpoint receives nothing until it is enabled again; nothing is lost', async () => {
-    const e = await createEndpoint({ url: receiver.url, events: ['order:paid'] });
+    const e = await createEndpoint({ url: receiver.url(), events: ['order:paid'] });
     await emit('order:paid', { n: 3 });
     await t.http.patch(`/dev/v1/webhooks/${e.id}`).set(bearer(key)).send({ enabled: false });
     expect(await drain(await job())).toBe(0);
@@ -456,27 +418,27 @@ describe('delivery', () => {
     expect(await count('events')).toBe(events);
     await t.http.patch(`/dev/v1/webhooks/${e.id}`).set(bearer(key)).send({ enabled: true });
     expect(await drain(await job())).toBe(1);
-    expect(receiver.received).toHaveLength(1);
+    expect(receiver.hits).toHaveLength(1);
   });
 });
 
 describe('rotation', () => {
   test('without a grace period only the new secret verifies', async () => {
-    const e = await createEndpoint({ url: receiver.url, events: ['order:paid'] });
+    const e = await createEndpoint({ url: receiver.url(), events: ['order:paid'] });
     const rotated = await t.http.post(`/dev/v1/webhooks/${e.id}/rotate-secret`).set(bearer(key));
     expect(rotated.status).toBe(200);
     const secret = rotated.body.data.secret as string;
     expect(secret).not.toBe(e.secret);
     await emit('order:paid', { n: 4 });
     await drain(await job());
-    const r = receiver.received[0]!;
+    const r = receiver.hits[0]!;
     expect(String(r.headers['webhook-signature']).split(' ')).toHaveLength(1);
     expect(() => verify(secret, r)).not.toThrow();
     expect(() => verify(e.secret, r)).toThrow();
   });
 
   test('with expire_previous_in_seconds both sign during the window, only the new one after it', async () => {
-    const e = await createEndpoint({ url: receiver.url, events: ['order:paid'] });
+    const e = await createEndpoint({ url: receiver.url(), events: ['order:paid'] });
     const rotated = await t.http
       .post(`/dev/v1/webhooks/${e.id}/rotate-secret`)
       .set(bearer(key))
@@ -487,21 +449,21 @@ describe('rotation', () => {
     await emit('order:paid', { n: 5 });
     clock.advance(59_000);
     await drain(j);
-    const during = receiver.received[0]!;
+    const during = receiver.hits[0]!;
     expect(String(during.headers['webhook-signature']).split(' ')).toHaveLength(2);
     expect(() => verify(secret, during)).not.toThrow();
     expect(() => verify(e.secret, during)).not.toThrow();
     clock.advance(2_000);
     await emit('order:paid', { n: 6 });
     await drain(j);
-    const after = receiver.received[1]!;
+    const after = receiver.hits[1]!;
     expect(String(after.headers['webhook-signature']).split(' ')).toHaveLength(1);
     expect(() => verify(secret, after)).not.toThrow();
     expect(() => verify(e.secret, after)).toThrow();
   });
 
   test('a grace period outside 0..86400 is refused and the secret is unchanged', async () => {
-    const e = await createEndpoint({ url: receiver.url, events: ['order:paid'] });
+    const e = await createEndpoint({ url: receiver.url(), events: ['order:paid'] });
     const res = await t.http
       .post(`/dev/v1/webhooks/${e.id}/rotate-secret`)
       .set(bearer(key))
@@ -509,36 +471,36 @@ describe('rotation', () => {
     expect(res.status).toBe(422);
     await emit('order:paid', { n: 7 });
     await drain(await job());
-    expect(() => verify(e.secret, receiver.received[0]!)).not.toThrow();
+    expect(() => verify(e.secret, receiver.hits[0]!)).not.toThrow();
   });
 });
 
 describe('test events and retries', () => {
   test('POST /webhooks/{id}/test queues webhook:test to that endpoint only', async () => {
-    const e = await createEndpoint({ url: receiver.url, events: ['order:paid'] });
-    const other = new Receiver();
+    const e = await createEndpoint({ url: receiver.url(), events: ['order:paid'] });
+    const other = new Receiver({ down: false });
     await other.start();
     try {
-      await createEndpoint({ url: other.url, events: ['*'] });
+      await createEndpoint({ url: other.url(), events: ['*'] });
       const res = await t.http.post(`/dev/v1/webhooks/${e.id}/test`).set(bearer(key));
       expect(res.status).toBe(202);
       expect(res.body.data).toMatchObject({ webhook_id: e.id, event: 'webhook:test', status: 'PENDING', attempt: 1 });
       await drain(await job());
-      expect(other.received).toHaveLength(0);
-      expect(JSON.parse(receiver.received[0]!.body)).toEqual({
+      expect(other.hits).toHaveLength(0);
+      expect(JSON.parse(receiver.hits[0]!.body)).toEqual({
         event: 'webhook:test',
         data: { webhook_id: e.id, message: 'This is a test event.' },
         livemode: true,
       });
-      expect(receiver.received[0]!.headers['webhook-id']).toBe(res.body.data.event_id);
+      expect(receiver.hits[0]!.headers['webhook-id']).toBe(res.body.data.event_id);
     } finally {
       await other.stop();
     }
   });
 
   test('a retry of a FAILED delivery is one more attempt with the same webhook-id', async () => {
-    receiver.answer = (_r, res) => res.writeHead(503).end();
-    await createEndpoint({ url: receiver.url, events: ['order:paid'] });
+    receiver.answer = () => ({ status: 503 });
+    await createEndpoint({ url: receiver.url(), events: ['order:paid'] });
     const eventId = await emit('order:paid', { n: 8 });
     const j = await job();
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
@@ -547,12 +509,12 @@ describe('test events and retries', () => {
     }
     const logs = await t.http.get('/dev/v1/webhooks/logs?status=FAILED').set(bearer(key));
     const failed = logs.body.data.items[0] as { id: string };
-    receiver.answer = (_r, res) => res.writeHead(200).end('ok');
+    receiver.answer = () => ({ status: 200, body: 'ok' });
     const retry = await t.http.post(`/dev/v1/webhooks/logs/${failed.id}/retry`).set(bearer(key));
     expect(retry.status).toBe(202);
     expect(retry.body.data).toMatchObject({ status: 'PENDING', attempt: MAX_ATTEMPTS + 1, event_id: eventId });
     await drain(j);
-    expect(receiver.received.at(-1)!.headers['webhook-id']).toBe(eventId);
+    expect(receiver.hits.at(-1)!.headers['webhook-id']).toBe(eventId);
     const done = await t.http.get('/dev/v1/webhooks/logs?status=SUCCEEDED').set(bearer(key));
     expect(done.body.data.items[0]).toMatchObject({
       attempt: MAX_ATTEMPTS + 1,
@@ -560,7 +522,7 @@ describe('test events and retries', () => {
       response_body: 'ok',
     });
     // A failed manual retry settles the delivery again: no new schedule.
-    receiver.answer = (_r, res) => res.writeHead(500).end();
+    receiver.answer = () => ({ status: 500 });
     await t.http.post(`/dev/v1/webhooks/logs/${failed.id}/retry`).set(bearer(key));
     await drain(j);
     clock.advance(100 * 3_600_000);
@@ -569,7 +531,7 @@ describe('test events and retries', () => {
 
   test('a retry while an attempt is queued brings that attempt forward instead of adding one', async () => {
     await receiver.stop();
-    await createEndpoint({ url: receiver.url, events: ['order:paid'] });
+    await createEndpoint({ url: receiver.url(), events: ['order:paid'] });
     await emit('order:paid', { n: 9 });
     const j = await job();
     await drain(j); // fails: RETRYING, next attempt in 5 s
@@ -591,8 +553,8 @@ describe('test events and retries', () => {
   });
 
   test('the log filters by endpoint and status and pages', async () => {
-    const a = await createEndpoint({ url: receiver.url, events: ['order:paid'] });
-    await createEndpoint({ url: receiver.url, events: ['order:paid'] });
+    const a = await createEndpoint({ url: receiver.url(), events: ['order:paid'] });
+    await createEndpoint({ url: receiver.url(), events: ['order:paid'] });
     for (let i = 0; i < 3; i++) await emit('order:paid', { i });
     await drain(await job());
     const onlyA = await t.http.get(`/dev/v1/webhooks/logs?webhook_id=${a.id}&per_page=2&page=2`).set(bearer(key));
@@ -634,7 +596,7 @@ describe('outbound safety with private targets off', () => {
     await createEndpoint({ url: `http://localhost:${receiver.port}/hooks`, events: ['order:paid'] });
     const eventId = await emit('order:paid', { n: 10 });
     await drain(await job({ allowPrivateTargets: false }));
-    expect(receiver.received).toHaveLength(0);
+    expect(receiver.hits).toHaveLength(0);
     const { rows } = await sql<{ status: string; error: string; response_status: number | null }>`
       select status, error, response_status from webhook_attempts where event_id = ${eventId} and attempt = 1`.execute(
       t.db,
@@ -678,7 +640,7 @@ describe('events API', () => {
 
 describe('the outbox is transactional', () => {
   test('a write that emits an event and then fails leaves no event and no delivery', async () => {
-    await createEndpoint({ url: receiver.url, events: ['*'] });
+    await createEndpoint({ url: receiver.url(), events: ['*'] });
     const before = { events: await count('events'), deliveries: await count('webhook_deliveries') };
     const uow = new UnitOfWork(t.db, { clock, sinks: [eventsSink(defaultEventConsumers, clock)] });
     await expect(
@@ -701,7 +663,7 @@ describe('the outbox is transactional', () => {
     expect(await count('events')).toBe(before.events);
     expect(await count('webhook_deliveries')).toBe(before.deliveries);
     expect(await drain(await job())).toBe(0);
-    expect(receiver.received).toHaveLength(0);
+    expect(receiver.hits).toHaveLength(0);
   });
 
   test('a handler that emits an event and queues mail, then fails: no event, no delivery, no mail, no copy', async () => {
@@ -724,7 +686,7 @@ describe('the outbox is transactional', () => {
       await failing.http
         .post('/dev/v1/webhooks')
         .set(bearer(k))
-        .send({ url: receiver.url, events: ['*'] });
+        .send({ url: receiver.url(), events: ['*'] });
       const counts = async () => {
         const n = async (table: string) =>
           Number(
