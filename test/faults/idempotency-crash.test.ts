@@ -19,16 +19,14 @@ import { startServerProcess, type ServerProcess } from '../helpers/server-proces
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database';
 import { send, sleep, type Outcome, type RequestSpec } from './load';
 import { systemClock } from '../../src/platform/clock';
+import { describeInPostgresRun } from '../helpers/postgres-run';
 
-const enabled = !!process.env.DATABASE_URL;
-if (!enabled) {
-  console.log(
-    'idempotency-crash.test.ts skipped: it runs server processes of their own against a PostgreSQL database and ' +
-      'holds row locks from a connection of its own, so it belongs to the PostgreSQL run (DATABASE_URL set); the ' +
-      'embedded (PGlite) database cannot be shared with another process.',
-  );
-}
-const describeWithPostgres = enabled ? describe : describe.skip;
+const describeWithPostgres = describeInPostgresRun(
+  'idempotency-crash.test.ts',
+  'it runs server processes of their own against a PostgreSQL database and ' +
+    'holds row locks from a connection of its own, so it belongs to the PostgreSQL run (DATABASE_URL set); the ' +
+    'embedded (PGlite) database cannot be shared with another process.',
+);
 
 /** The default lease (IDEMPOTENCY_LEASE_SECONDS): what a deployment gets. */
 const LEASE_MS = 5_000;

@@ -15,20 +15,17 @@ import { pgBinDir, startOwnPostgres, type OwnPostgres } from '../helpers/pg-clus
 import { startServerProcess, type ServerProcess } from '../helpers/server-process';
 import { latency, percentile, send, sleep, startLoad, statusCounts, type Outcome, type RequestSpec } from './load';
 import { systemClock } from '../../src/platform/clock';
-
-const enabled = !!process.env.DATABASE_URL;
-if (!enabled) {
-  console.log(
-    'postgres-restart.test.ts skipped: it starts and restarts a PostgreSQL server of its own, so it belongs to the ' +
-      'PostgreSQL run (DATABASE_URL set, PostgreSQL installed); the embedded (PGlite) run has no server to restart.',
-  );
-}
+import { describeInPostgresRun } from '../helpers/postgres-run';
 
 const WRITERS = 24;
 const READERS = 4;
 const writeKinds = new Set(['duplicate', 'order']);
 
-const describeWithPostgres = enabled ? describe : describe.skip;
+const describeWithPostgres = describeInPostgresRun(
+  'postgres-restart.test.ts',
+  'it starts and restarts a PostgreSQL server of its own, so it belongs to the ' +
+    'PostgreSQL run (DATABASE_URL set, PostgreSQL installed); the embedded (PGlite) run has no server to restart.',
+);
 
 describeWithPostgres('PostgreSQL restarting under a concurrent write load', () => {
   let pg: OwnPostgres | undefined;

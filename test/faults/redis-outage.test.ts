@@ -14,18 +14,15 @@ import { startServerProcess, type ServerProcess } from '../helpers/server-proces
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database';
 import { latency, percentile, send, sleep, startLoad, statusCounts, type RequestSpec } from './load';
 import { systemClock } from '../../src/platform/clock';
-
-const enabled = !!process.env.DATABASE_URL;
-if (!enabled) {
-  console.log(
-    'redis-outage.test.ts skipped: it runs the server as a process of its own against a PostgreSQL database, so it ' +
-      'belongs to the PostgreSQL run (DATABASE_URL set); the embedded (PGlite) database cannot be shared with it.',
-  );
-}
+import { describeInPostgresRun } from '../helpers/postgres-run';
 
 const CLIENTS = 20;
 const FREE_LIMIT = 50;
-const describeWithPostgres = enabled ? describe : describe.skip;
+const describeWithPostgres = describeInPostgresRun(
+  'redis-outage.test.ts',
+  'it runs the server as a process of its own against a PostgreSQL database, so it ' +
+    'belongs to the PostgreSQL run (DATABASE_URL set); the embedded (PGlite) database cannot be shared with it.',
+);
 
 async function waitFor(what: string, check: () => Promise<boolean>, ms: number): Promise<number> {
   const started = Date.now();

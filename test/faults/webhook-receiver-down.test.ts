@@ -19,15 +19,7 @@ import { startServerProcess, type ServerProcess } from '../helpers/server-proces
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database';
 import { send, sleep } from './load';
 import { systemClock } from '../../src/platform/clock';
-
-const enabled = !!process.env.DATABASE_URL;
-if (!enabled) {
-  console.log(
-    'webhook-receiver-down.test.ts skipped: it runs the server and a delivery worker as processes of their own ' +
-      'against one PostgreSQL database, so it belongs to the PostgreSQL run (DATABASE_URL set); the embedded (PGlite) ' +
-      'database cannot be opened by two processes.',
-  );
-}
+import { describeInPostgresRun } from '../helpers/postgres-run';
 
 const root = join(__dirname, '..', '..');
 const ORDERS = 4;
@@ -102,7 +94,12 @@ async function waitFor(what: string, check: () => Promise<boolean>, ms: number):
   }
 }
 
-const describeWithPostgres = enabled ? describe : describe.skip;
+const describeWithPostgres = describeInPostgresRun(
+  'webhook-receiver-down.test.ts',
+  'it runs the server and a delivery worker as processes of their own ' +
+    'against one PostgreSQL database, so it belongs to the PostgreSQL run (DATABASE_URL set); the embedded (PGlite) ' +
+    'database cannot be opened by two processes.',
+);
 
 describeWithPostgres('webhook receivers down for the retry schedule', () => {
   let database: TestDatabase;

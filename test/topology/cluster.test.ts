@@ -34,15 +34,13 @@ import { freePort, startRedis } from '../helpers/redis-server';
 import { startServerProcess, startWorkerProcess, type ServerProcess } from '../helpers/server-process';
 import { Receiver } from '../helpers/webhook-receiver';
 import { send, sleep, type Outcome, type RequestSpec } from '../faults/load';
+import { describeInPostgresRun } from '../helpers/postgres-run';
 
-const enabled = !!process.env.DATABASE_URL;
-if (!enabled) {
-  console.log(
-    'cluster.test.ts skipped: it starts a PostgreSQL primary, a streaming replica, a PgBouncer and a Redis of its ' +
-      'own, so it belongs to the PostgreSQL run (DATABASE_URL set); the embedded run has no server to pool.',
-  );
-}
-const describeWithPostgres = enabled ? describe : describe.skip;
+const describeWithPostgres = describeInPostgresRun(
+  'cluster.test.ts',
+  'it starts a PostgreSQL primary, a streaming replica, a PgBouncer and a Redis of its ' +
+    'own, so it belongs to the PostgreSQL run (DATABASE_URL set); the embedded run has no server to pool.',
+);
 
 const WRITERS = 20;
 /** How long each phase starts new rounds; a round under way is finished. */

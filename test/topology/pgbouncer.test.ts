@@ -23,14 +23,7 @@ import {
 import { startServerProcess, startWorkerProcess, type ServerProcess } from '../helpers/server-process';
 import { Receiver } from '../helpers/webhook-receiver';
 import { send, sleep, type Outcome, type RequestSpec } from '../faults/load';
-
-const enabled = !!process.env.DATABASE_URL;
-if (!enabled) {
-  console.log(
-    'pgbouncer.test.ts skipped: it starts a PostgreSQL and a PgBouncer of its own, so it belongs to the PostgreSQL ' +
-      'run (DATABASE_URL set, PostgreSQL and pgbouncer installed); the embedded (PGlite) run has no server to pool.',
-  );
-}
+import { describeInPostgresRun } from '../helpers/postgres-run';
 
 const POOL_SIZE = 4;
 const ORDERS = 60;
@@ -76,7 +69,11 @@ function sessionState(message: string): string | undefined {
   return undefined;
 }
 
-const describeWithPostgres = enabled ? describe : describe.skip;
+const describeWithPostgres = describeInPostgresRun(
+  'pgbouncer.test.ts',
+  'it starts a PostgreSQL and a PgBouncer of its own, so it belongs to the PostgreSQL ' +
+    'run (DATABASE_URL set, PostgreSQL and pgbouncer installed); the embedded (PGlite) run has no server to pool.',
+);
 
 describeWithPostgres('behind PgBouncer in transaction mode', () => {
   let pg: OwnPostgres | undefined;

@@ -17,15 +17,14 @@ import {
 import { freePort } from '../helpers/redis-server';
 import { replicaCaughtUp as caughtUp, replicaGauge, targetsOf, waitFor } from '../helpers/read-routing-metrics';
 import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
+import { describeInPostgresRun } from '../helpers/postgres-run';
 
 const enabled = !!process.env.DATABASE_URL;
-if (!enabled) {
-  console.log(
-    'replica-reads.test.ts skipped: it starts a PostgreSQL primary and a streaming replica of its own, so it belongs ' +
-      'to the PostgreSQL run (DATABASE_URL set, PostgreSQL installed); the embedded database has no replica.',
-  );
-}
-const describeWithPostgres = enabled ? describe : describe.skip;
+const describeWithPostgres = describeInPostgresRun(
+  'replica-reads.test.ts',
+  'it starts a PostgreSQL primary and a streaming replica of its own, so it belongs ' +
+    'to the PostgreSQL run (DATABASE_URL set, PostgreSQL installed); the embedded database has no replica.',
+);
 /** Without Redis the processes cannot share write positions: the second process's part is left out (and said so). */
 const shared = !!process.env.REDIS_URL;
 if (enabled && !shared) console.log('replica-reads.test.ts: REDIS_URL unset, so the second process is not checked');
