@@ -3,7 +3,9 @@
 // app. Every command must succeed (the test fails on the first that does not, with what it printed).
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { send, type Outcome } from '../faults/load';
 import type { Cli, CliResult } from './cli';
+import { assertMatchesContract } from './contract';
 
 export interface OperatorShop {
   key: string;
@@ -56,4 +58,56 @@ export async function equipShop(
     testProducts: seededTest.json.products,
     app: app.json,
   };
+}
+
+/** POST /oauth/authorize on a running server, approved with the shop's key: the answer and the code it carries. */
+export async function approveCode(
+  base: string,
+  key: string,
+  app: OperatorShop['app'],
+): Promise<{ approved: Outcome; code: string | null }> {
+  const approved = await send(base, {
+    kind: 'authorize',
+    method: 'post',
+    path: '/dev/v1/oauth/authorize',
+    key,
+    body: {
+      response_type: 'code',
+      client_id: app.client_id,
+      redirect_uri: 'https://app.example.com/cb',
+      scope: 'orders.read',
+      state: 'st',
+    },
+  });
+  const redirect = approved.data?.redirect_url;
+  return { approved, code: redirect ? new URL(String(redirect)).searchParams.get('code') : null };
+}
+
+/** POST /oauth/token exchanging `code` on a running server, as a standard client sends it; checked against the contract. */
+export async function exchangeCode(
+  base: string,
+  app: OperatorShop['app'],
+  code: string,
+): Promise<{ status: number; accessToken?: string }> {
+  const res = await fetch(`${base}/dev/v1/oauth/token`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      authorization: `Basic ${Buffer.from(`${app.client_id}:${app.client_secret}`).toString('base64')}`,
+    },
+    body: new URLSearchParams({
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: 'https://app.example.com/cb',
+    }).toString(),
+  });
+  const text = await res.text();
+  const body = JSON.parse(text) as { access_token?: string };
+  assertMatchesContract('post', '/dev/v1/oauth/token', {
+    status: res.status,
+    headers: Object.fromEntries(res.headers),
+    body,
+    text,
+  });
+  return { status: res.status, accessToken: body.access_token };
 }

@@ -19,7 +19,7 @@ import { sql } from 'kysely';
 import { openPostgres, type DatabaseHandle } from '../../db/database';
 import { migrateToLatest } from '../../db/migrate';
 import { inProcessCli } from '../helpers/cli';
-import { equipShop, succeeded } from '../helpers/operator-shop';
+import { approveCode, equipShop, exchangeCode, succeeded } from '../helpers/operator-shop';
 import {
   pgBinDir,
   pgBouncerBin,
@@ -593,37 +593,11 @@ describeWithPostgres('2 API processes and 2 workers behind PgBouncer, reading fr
     const liveOrder = phases[0]!.steps.find((s) => s.kind === 'create' && s.orderId)!.orderId!;
 
     // A code approved on one process, exchanged on the other; the token reads on both and writes on neither.
-    const approved = await send(one.base, {
-      kind: 'authorize',
-      method: 'post',
-      path: '/dev/v1/oauth/authorize',
-      key,
-      body: {
-        response_type: 'code',
-        client_id: app.client_id,
-        redirect_uri: 'https://app.example.com/cb',
-        scope: 'orders.read',
-        state: 'st',
-      },
-    });
-    expect(approved.status).toBe(200);
-    const code = new URL(String(approved.data?.redirect_url)).searchParams.get('code')!;
-    const exchange = (p: ServerProcess) =>
-      fetch(`${p.base}/dev/v1/oauth/token`, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/x-www-form-urlencoded',
-          authorization: `Basic ${Buffer.from(`${app.client_id}:${app.client_secret}`).toString('base64')}`,
-        },
-        body: new URLSearchParams({
-          grant_type: 'authorization_code',
-          code,
-          redirect_uri: 'https://app.example.com/cb',
-        }).toString(),
-      });
-    const tokenRes = await exchange(two);
-    expect(tokenRes.status).toBe(200);
-    const token = ((await tokenRes.json()) as { access_token: string }).access_token;
+    const { approved, code } = await approveCode(one.base, key, app);
+    expect([approved.status, approved.contract]).toEqual([200, undefined]);
+    const exchanged = await exchangeCode(two.base, app, code!);
+    expect(exchanged.status).toBe(200);
+    const token = exchanged.accessToken!;
     const readWith = (p: ServerProcess) =>
       send(p.base, { kind: 'oauth', method: 'get', path: `/dev/v1/orders/${liveOrder}`, key: token });
     for (const p of [one, two]) {
@@ -640,7 +614,7 @@ describeWithPostgres('2 API processes and 2 workers behind PgBouncer, reading fr
     }
     // The code spent, sent again (to the process that did not take it first): refused, and the token it gave is
     // revoked (RFC 6749 4.1.2), on both processes at once.
-    const replayed = await exchange(one);
+    const replayed = await exchangeCode(one.base, app, code!);
     expect(replayed.status).toBe(400);
     for (const p of [one, two]) expect((await readWith(p)).status).toBe(401);
 

@@ -9,9 +9,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { openPostgres, type DatabaseHandle } from '../../db/database';
-import { assertMatchesContract } from '../helpers/contract';
 import { inProcessCli, processCli } from '../helpers/cli';
-import { equipShop, succeeded } from '../helpers/operator-shop';
+import { approveCode, equipShop, exchangeCode, succeeded } from '../helpers/operator-shop';
 import {
   pgBinDir,
   pgBouncerBin,
@@ -205,45 +204,13 @@ describeWithPostgres('behind PgBouncer in transaction mode', () => {
     await sampler;
 
     // OAuth: a code approved with the key, exchanged for a token, which then reads.
-    const approved = await send(base, {
-      kind: 'authorize',
-      method: 'post',
-      path: '/dev/v1/oauth/authorize',
-      key,
-      body: {
-        response_type: 'code',
-        client_id: app.client_id,
-        redirect_uri: 'https://app.example.com/cb',
-        scope: 'orders.read',
-        state: 'st',
-      },
-    });
-    const code = new URL(String(approved.data?.redirect_url)).searchParams.get('code')!;
-    const tokenRes = await fetch(`${base}/dev/v1/oauth/token`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/x-www-form-urlencoded',
-        authorization: `Basic ${Buffer.from(`${app.client_id}:${app.client_secret}`).toString('base64')}`,
-      },
-      body: new URLSearchParams({
-        grant_type: 'authorization_code',
-        code,
-        redirect_uri: 'https://app.example.com/cb',
-      }).toString(),
-    });
-    const tokenText = await tokenRes.text();
-    const token = JSON.parse(tokenText) as { access_token: string };
-    assertMatchesContract('post', '/dev/v1/oauth/token', {
-      status: tokenRes.status,
-      headers: Object.fromEntries(tokenRes.headers),
-      body: token,
-      text: tokenText,
-    });
+    const { approved, code } = await approveCode(base, key, app);
+    const exchanged = await exchangeCode(base, app, code!);
     const readWithToken = await send(base, {
       kind: 'oauth-read',
       method: 'get',
       path: '/dev/v1/orders?limit=5',
-      key: token.access_token,
+      key: exchanged.accessToken!,
     });
 
     // A test clock: a test order left unpaid, the clock moved past its expiry, the worker voids it on the new time.
@@ -347,7 +314,7 @@ describeWithPostgres('behind PgBouncer in transaction mode', () => {
     expect(completed.map((o) => [o.status, o.data?.status])).toEqual(Array(COMPLETIONS).fill([200, 'COMPLETED']));
     expect(list.status).toBe(200);
     expect(approved.status).toBe(200);
-    expect(tokenRes.status).toBe(200);
+    expect(exchanged.status).toBe(200);
     expect(readWithToken.status).toBe(200);
     expect([testOrder.status, advanced.status]).toEqual([201, 200]);
     expect(await testOrderStatus()).toBe('VOIDED');
