@@ -6,6 +6,7 @@ import { chunks, insertChunkRows } from './chunks';
 import { activeResellerByEmailQuery } from './resellers';
 import { applyKeyset, keysetParameters, keysetShape, type Keyset } from './keyset';
 import { inShop, inShopForWrite, type ReadDb, type ShopRow } from './shop-scope';
+import { addRowValues, definedColumns, prepareByShape, rowPlaceholders } from './prepared';
 
 /** A customer with the figures computed from its paid orders, refunds and the shop's blacklist. */
 export type CustomerAccountRow = CustomerRow & CustomerFigures;
@@ -162,27 +163,16 @@ export async function upsertBuyer(
   row: NewCustomer,
   ask: { blacklist?: { country: string | null; ip: string | null }; reseller?: boolean },
 ): Promise<BuyerUpsert> {
-  const upsert = inShopForWrite(trx, shopId)
-    .insertInto('customers', row)
-    .onConflict((oc) => oc.columns(['shop_id', 'email']).doUpdateSet((eb) => ({ email: eb.ref('excluded.email') })))
-    .returningAll();
-  const blocked = ask.blacklist
-    ? sql<boolean>`exists (select 1 from blacklist_entries where shop_id = customers.shop_id and ${blacklistMatches({
-        email: sql`customers.email`,
-        country: sql`upper(coalesce(${ask.blacklist.country}, customers.country))`,
-        ip: ask.blacklist.ip,
-      })})`
-    : sql<boolean>`false`;
-  const reseller = ask.reseller
-    ? sql`left join lateral (${activeResellerByEmailQuery(trx, shopId, row.email)}) reseller on true`
-    : sql`left join lateral (select null::text as id, null::numeric as tier_discount_percent) reseller on true`;
-  const { rows } = await sql<
-    CustomerAccountRow & { buyer_blocked: boolean; reseller_id: string | null; reseller_percent: string | null }
-  >`with customers as (${upsert})
-    select customers.*, ${figures.total_spent} as total_spent, ${figures.total_orders} as total_orders,
-      ${figures.blacklisted} as blacklisted, ${blocked} as buyer_blocked,
-      reseller.id as reseller_id, reseller.tier_discount_percent as reseller_percent
-    from customers ${reseller}`.execute(trx);
+  const shape = {
+    columns: definedColumns(row),
+    blacklist: ask.blacklist ? (ask.blacklist.ip === null ? 'without-ip' : 'with-ip') : 'no',
+    reseller: ask.reseller === true,
+  } as const;
+  const rows = await buyerUpsert(
+    trx,
+    shape,
+    addRowValues({ $shop: shopId, $country: ask.blacklist?.country ?? null, $ip: ask.blacklist?.ip ?? null }, row),
+  );
   const found = rows[0];
   if (!found) throw new Error(`customer ${row.email} vanished between insert and read`);
   const { buyer_blocked, reseller_id, reseller_percent, ...customer } = found;
@@ -193,6 +183,37 @@ export async function upsertBuyer(
     reseller: reseller_id === null ? undefined : { id: reseller_id, tier_discount_percent: reseller_percent! },
   };
 }
+
+// Run by every order (its buyer), so compiled once per shape: which columns the new row has, and what is asked.
+const buyerUpsert = prepareByShape(
+  (db, p, shape: { columns: string[]; blacklist: 'no' | 'without-ip' | 'with-ip'; reseller: boolean }) => {
+    const upsert = inShopForWrite(db as Transaction<Database>, p('$shop'))
+      .insertInto('customers', rowPlaceholders<NewCustomer>(p, shape.columns))
+      .onConflict((oc) => oc.columns(['shop_id', 'email']).doUpdateSet((eb) => ({ email: eb.ref('excluded.email') })))
+      .returningAll();
+    const blocked =
+      shape.blacklist === 'no'
+        ? sql<boolean>`false`
+        : sql<boolean>`exists (select 1 from blacklist_entries where shop_id = customers.shop_id and ${blacklistMatches(
+            {
+              email: sql`customers.email`,
+              country: sql`upper(coalesce(${p('$country')}::text, customers.country))`,
+              ip: shape.blacklist === 'with-ip' ? p('$ip') : null,
+            },
+          )})`;
+    const reseller = shape.reseller
+      ? sql`left join lateral (${activeResellerByEmailQuery(db, p('$shop'), p('email'))}) reseller on true`
+      : sql`left join lateral (select null::text as id, null::numeric as tier_discount_percent) reseller on true`;
+    return sql<
+      CustomerAccountRow & { buyer_blocked: boolean; reseller_id: string | null; reseller_percent: string | null }
+    >`
+      with customers as (${upsert})
+      select customers.*, ${figures.total_spent} as total_spent, ${figures.total_orders} as total_orders,
+        ${figures.blacklisted} as blacklisted, ${blocked} as buyer_blocked,
+        reseller.id as reseller_id, reseller.tier_discount_percent as reseller_percent
+      from customers ${reseller}`;
+  },
+);
 
 /** Inserts the customer unless the email is taken (a concurrent order created it); returns the row if inserted. */
 export async function insertCustomerIfAbsent(

@@ -2,6 +2,7 @@
 import { sql, type Transaction } from 'kysely';
 import type { Database, ItemDeliveryStatus, OrderItemRow, OrderRow, ProductRow, ProductsTable } from '../tables';
 import { inShop, inShopForWrite, type ReadDb, type ShopRow } from './shop-scope';
+import { addRowValues, definedColumns, prepareByShape, rowPlaceholders } from './prepared';
 
 export async function insertOrder(
   trx: Transaction<Database>,
@@ -32,15 +33,25 @@ export async function insertOrderWithItems(
   order: ShopRow<'orders'>,
   items: ShopRow<'order_items'>[],
 ): Promise<{ order: OrderRow; items: OrderItemRow[] }> {
-  const scope = inShopForWrite(trx, shopId);
   if (items.length === 0) return { order: await insertOrder(trx, shopId, order), items: [] };
-  const { rows } = await sql<OrderRow & { items_json: ItemJson[] }>`
-    with o as (${scope.insertInto('orders', order).returningAll()}),
-      i as (${scope.insertInto('order_items', items).returningAll()})
-    select o.*, ${itemsJson} as items_json from o`.execute(trx);
-  const { items_json, ...inserted } = rows[0]!;
+  const values = addRowValues({ $shop: shopId }, order, 'o.');
+  items.forEach((item, n) => addRowValues(values, item, `i${n}.`));
+  const shape = { order: definedColumns(order), items: items.map(definedColumns) };
+  const [row] = await orderWithItemsInsert(trx, shape, values);
+  const { items_json, ...inserted } = row!;
   return { order: inserted, items: items_json.map(itemFromJson) };
 }
+
+// Run by every order, so compiled once per shape: the columns the order and each of its items have.
+const orderWithItemsInsert = prepareByShape((db, p, shape: { order: string[]; items: string[][] }) => {
+  const scope = inShopForWrite(db as Transaction<Database>, p('$shop'));
+  const order = rowPlaceholders<ShopRow<'orders'>>(p, shape.order, 'o.');
+  const items = shape.items.map((columns, n) => rowPlaceholders<ShopRow<'order_items'>>(p, columns, `i${n}.`));
+  return sql<OrderRow & { items_json: ItemJson[] }>`
+    with o as (${scope.insertInto('orders', order).returningAll()}),
+      i as (${scope.insertInto('order_items', items).returningAll()})
+    select o.*, ${itemsJson} as items_json from o`;
+});
 
 /** An item as `itemsJson` gives it: its amounts as exact decimal text, its timestamps as JSON text. */
 type ItemJson = OrderItemRow & { delivered_at: string | null; created_at: string };
@@ -80,15 +91,19 @@ export async function orderWithShopNameForUpdate(
   shopId: string,
   id: string,
 ): Promise<(OrderRow & { shop_name: string }) | undefined> {
-  return inShop(trx, shopId)
+  return (await orderWithShopName(trx, null, { $shop: shopId, $id: id }))[0];
+}
+
+// Taken by every completion, so compiled once.
+const orderWithShopName = prepareByShape((db, p) =>
+  inShop(db, p('$shop'))
     .selectFrom('orders')
     .innerJoin('shops', 'shops.id', 'orders.shop_id')
     .selectAll('orders')
     .select('shops.name as shop_name')
-    .where('orders.id', '=', id)
-    .forUpdate('orders')
-    .executeTakeFirst();
-}
+    .where('orders.id', '=', p('$id'))
+    .forUpdate('orders'),
+);
 
 /** Every column of a product, in the order of db/tables.ts (a column missing here is a compile error below). */
 const productColumns = [
@@ -158,23 +173,7 @@ export async function claimCompletionLines(
   orderId: string,
   now: Date,
 ): Promise<CompletionLine[]> {
-  const product = sql.join(productColumns.map((c) => sql`p.${sql.ref(c)} as ${sql.ref(`product__${c}`)}`));
-  const { rows } = await sql<OrderItemRow & { claimed_serials: string[] | null } & Record<string, unknown>>`
-    with claimed as (
-      update product_serials set status = 'claimed', claimed_at = ${now}
-      where shop_id = ${shopId} and status = 'reserved'
-        and order_item_id in (select id from order_items where shop_id = ${shopId} and order_id = ${orderId})
-      returning order_item_id, serial, created_at, id
-    )
-    select i.*, p.id is not null as product__found, ${product},
-      (select array_agg(c.serial order by date_trunc('milliseconds', c.created_at), c.id collate "C")
-        from claimed c where c.order_item_id = i.id) as claimed_serials
-    from order_items i
-    left join lateral (
-      select * from products where products.shop_id = i.shop_id and products.id = i.product_id for key share
-    ) p on true
-    where i.shop_id = ${shopId} and i.order_id = ${orderId}
-    order by i.position`.execute(trx);
+  const rows = await completionLines(trx, null, { $shop: shopId, $order: orderId, $now: now });
   return rows.map((row) => {
     const item: Record<string, unknown> = {};
     const productRow: Record<string, unknown> = {};
@@ -191,6 +190,27 @@ export async function claimCompletionLines(
     };
   });
 }
+
+// Run by every completion, so compiled once.
+const completionLines = prepareByShape((db, p) => {
+  const product = sql.join(productColumns.map((c) => sql`p.${sql.ref(c)} as ${sql.ref(`product__${c}`)}`));
+  return sql<OrderItemRow & { claimed_serials: string[] | null } & Record<string, unknown>>`
+    with claimed as (
+      update product_serials set status = 'claimed', claimed_at = ${p('$now')}
+      where shop_id = ${p('$shop')} and status = 'reserved'
+        and order_item_id in (select id from order_items where shop_id = ${p('$shop')} and order_id = ${p('$order')})
+      returning order_item_id, serial, created_at, id
+    )
+    select i.*, p.id is not null as product__found, ${product},
+      (select array_agg(c.serial order by date_trunc('milliseconds', c.created_at), c.id collate "C")
+        from claimed c where c.order_item_id = i.id) as claimed_serials
+    from order_items i
+    left join lateral (
+      select * from products where products.shop_id = i.shop_id and products.id = i.product_id for key share
+    ) p on true
+    where i.shop_id = ${p('$shop')} and i.order_id = ${p('$order')}
+    order by i.position`;
+});
 
 /** How a completed line is delivered (its columns set by completeOrderAndLines). */
 export interface LineDelivery {
@@ -213,17 +233,10 @@ export async function completeOrderAndLines(
   payment: ShopRow<'payment_attempts'> | undefined,
   set: Partial<Omit<ShopRow<'orders'>, 'id'>>,
 ): Promise<{ order: OrderRow; items: OrderItemRow[] }> {
-  const scope = inShopForWrite(trx, shopId);
-  const pay = payment ? sql`paid as (${scope.insertInto('payment_attempts', payment)}), ` : sql``;
-  const { rows } = await sql<OrderRow & { items_json: ItemJson[] | null }>`
-    with ${pay}i as (update order_items i set delivery_status = v.delivery_status, delivered_at = v.delivered_at,
-        delivered_items = v.delivered_items, reserved_stock = 0
-      from jsonb_to_recordset(${JSON.stringify(lines)}::jsonb)
-        as v(id text, delivery_status text, delivered_at timestamptz, delivered_items jsonb)
-      where i.shop_id = ${shopId} and i.id = v.id
-      returning i.*),
-    o as (${scope.updateTable('orders').set(set).where('id', '=', orderId).returningAll()})
-    select o.*, ${itemsJson} as items_json from o`.execute(trx);
+  const values = addRowValues({ $shop: shopId, $order: orderId, $lines: JSON.stringify(lines) }, set, 'set.');
+  if (payment) addRowValues(values, payment, 'pay.');
+  const shape = { payment: payment ? definedColumns(payment) : null, set: definedColumns(set) };
+  const rows = await completedOrder(trx, shape, values);
   if (!rows[0]) throw new Error(`order ${orderId} of shop ${shopId} was not updated`);
   const { items_json, ...order } = rows[0];
   const byId = new Map((items_json ?? []).map((r) => [r.id, itemFromJson(r)]));
@@ -234,6 +247,24 @@ export async function completeOrderAndLines(
   });
   return { order, items };
 }
+
+// Run by every completion, so compiled once per shape: the payment's columns (or none) and the order's changes.
+const completedOrder = prepareByShape((db, p, shape: { payment: string[] | null; set: string[] }) => {
+  const scope = inShopForWrite(db as Transaction<Database>, p('$shop'));
+  const pay = shape.payment
+    ? sql`paid as (${scope.insertInto('payment_attempts', rowPlaceholders<ShopRow<'payment_attempts'>>(p, shape.payment, 'pay.'))}), `
+    : sql``;
+  const set = rowPlaceholders<Partial<Omit<ShopRow<'orders'>, 'id'>>>(p, shape.set, 'set.');
+  return sql<OrderRow & { items_json: ItemJson[] | null }>`
+    with ${pay}i as (update order_items i set delivery_status = v.delivery_status, delivered_at = v.delivered_at,
+        delivered_items = v.delivered_items, reserved_stock = 0
+      from jsonb_to_recordset(${p('$lines')}::jsonb)
+        as v(id text, delivery_status text, delivered_at timestamptz, delivered_items jsonb)
+      where i.shop_id = ${p('$shop')} and i.id = v.id
+      returning i.*),
+    o as (${scope.updateTable('orders').set(set).where('id', '=', p('$order')).returningAll()})
+    select o.*, ${itemsJson} as items_json from o`;
+});
 
 /** An invoice by its public id, of any shop: the hosted checkout knows only the uniqid. */
 export async function orderByUniqid(db: ReadDb, uniqid: string): Promise<OrderRow | undefined> {
