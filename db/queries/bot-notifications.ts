@@ -1,7 +1,8 @@
 // The Telegram bot notification outbox (migration 0023): queued in the transaction of an event, claimed and settled
 // by the worker (src/worker/bot-notifications.ts).
-import { sql, type OperationNodeSource, type Transaction } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import type { BotNotificationRow, Database, MessagingNotificationSwitch } from '../tables';
+import { shaped, type ShapedQuery } from './batch';
 import { claimedCte, type Lease } from './leased-queue';
 import { inShop, inShopForWrite, type ReadDb } from './shop-scope';
 
@@ -22,18 +23,25 @@ export function botNotificationsForEvent(
     text: string;
     now: Date;
   },
-): OperationNodeSource {
-  return sql`
+): ShapedQuery {
+  const values = { $shop: shopId, $event: input.eventId, $type: input.eventType, $text: input.text, $now: input.now };
+  // The switch is a column name: part of the shape, never a value.
+  return shaped(
+    'bot_notifications.for_event',
+    input.notificationSwitch,
+    values,
+    (db, p, notificationSwitch) => sql`
     insert into bot_notifications
       (id, shop_id, bot_id, bot_user_id, event_id, event_type, text, status, attempts, next_attempt_at,
        created_at, updated_at)
-    select 'btn_' || gen_random_uuid()::text, u.shop_id, u.bot_id, u.id, ${input.eventId}, ${input.eventType},
-      ${input.text}, 'PENDING', 0, ${input.now}, ${input.now}, ${input.now}
+    select 'btn_' || gen_random_uuid()::text, u.shop_id, u.bot_id, u.id, ${p('$event')}, ${p('$type')},
+      ${p('$text')}, 'PENDING', 0, ${p('$now')}, ${p('$now')}, ${p('$now')}
     from messaging_bot_users u
     join messaging_bots b on b.shop_id = u.shop_id and b.id = u.bot_id
-    where u.shop_id = ${shopId} and b.shop_id = ${shopId}
-      and ${sql.ref(`u.${input.notificationSwitch}`)} and b.token_sealed is not null
-    on conflict (shop_id, event_id, bot_user_id) do nothing`;
+    where u.shop_id = ${p('$shop')} and b.shop_id = ${p('$shop')}
+      and ${sql.ref(`u.${notificationSwitch}`)} and b.token_sealed is not null
+    on conflict (shop_id, event_id, bot_user_id) do nothing`,
+  );
 }
 
 /** What the worker needs to send one claimed notification. */

@@ -3,6 +3,8 @@
 // the row is the record) or FAILED, or put back in the queue for a later attempt.
 import { sql, type Transaction, type Updateable } from 'kysely';
 import type { Database, OutboundEmailRow, OutboundEmailsTable } from '../tables';
+import { executeBatch, shaped, type ShapedQuery } from './batch';
+import { addRowValues, definedColumns, rowPlaceholders } from './prepared';
 import { inShop, inShopForWrite, type ReadDb, type ShopRow } from './shop-scope';
 
 /** A message as the shop sees it in either mode: what a live shop sends, and what a test shop sends. */
@@ -17,20 +19,37 @@ export type NewEmail = Omit<ShopRow<'outbound_emails'>, 'subject' | 'html' | 'te
  * The insert of messages queued for the shop; the statement reads the shop's mode and keeps the rendering made for
  * it, so queueing costs no look-up of the shop. A shop that does not exist has no mode: the insert is refused.
  */
-export function emailsInsert(trx: Transaction<Database>, shopId: string, rows: readonly NewEmail[]) {
-  const livemode = sql<boolean>`(select livemode from shops where id = ${shopId})`;
-  // case without else: no mode, no text, and the not-null columns refuse the row.
-  const inMode = (live: string, test: string) =>
-    sql<string>`case ${livemode} when true then ${live} when false then ${test} end` as unknown as string;
-  return inShopForWrite(trx, shopId).insertInto(
-    'outbound_emails',
-    rows.map(({ rendered, ...row }) => ({
-      ...row,
-      subject: inMode(rendered.live.subject, rendered.test.subject),
-      html: inMode(rendered.live.html, rendered.test.html),
-      text: inMode(rendered.live.text, rendered.test.text),
-    })),
-  );
+export function emailsInsert(shopId: string, rows: readonly NewEmail[]): ShapedQuery {
+  const values: Record<string, unknown> = { $shop: shopId };
+  rows.forEach(({ rendered, ...row }, n) => {
+    addRowValues(values, row, `m${n}.`);
+    for (const mode of ['live', 'test'] as const) addRowValues(values, rendered[mode], `m${n}.${mode}.`);
+  });
+  const shape = rows.map(({ rendered: _, ...row }) => definedColumns(row));
+  return shaped('outbound_emails.insert', shape, values, (db, p, shape) => {
+    const livemode = sql<boolean>`(select livemode from shops where id = ${p('$shop')})`;
+    // case without else: no mode, no text, and the not-null columns refuse the row.
+    const inMode = (n: number, name: string) =>
+      sql<string>`case ${livemode} when true then ${p(`m${n}.live.${name}`)} when false then ${p(`m${n}.test.${name}`)} end` as unknown as string;
+    return inShopForWrite(db as Transaction<Database>, p('$shop')).insertInto(
+      'outbound_emails',
+      shape.map((columns, n) => ({
+        ...rowPlaceholders<Omit<NewEmail, 'rendered'>>(p, columns, `m${n}.`),
+        subject: inMode(n, 'subject'),
+        html: inMode(n, 'html'),
+        text: inMode(n, 'text'),
+      })),
+    );
+  });
+}
+
+/** Queues messages by a statement of their own (the flush's writes add `emailsInsert` to its statement instead). */
+export async function insertEmails(
+  trx: Transaction<Database>,
+  shopId: string,
+  rows: readonly NewEmail[],
+): Promise<void> {
+  await executeBatch(trx, [{ steps: [{ name: 'new_emails', query: emailsInsert(shopId, rows) }] }]);
 }
 
 /**

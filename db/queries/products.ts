@@ -1,7 +1,7 @@
 // Products and their variants.
 import { sql, type Transaction } from 'kysely';
 import type { Database, ProductRow, ProductVariantRow } from '../tables';
-import type { BatchPart } from './batch';
+import { shaped, type BatchPart } from './batch';
 import { prepare } from './prepared';
 import { byIdOf, pageOf, type PageRow } from './shop-rows';
 import { inShop, inShopForWrite, type ReadDb, type ShopRow } from './shop-scope';
@@ -201,30 +201,37 @@ export interface ProductStockAfter {
  * It reads back the row taken from, or nothing when not enough is left, or the stock is unlimited (-1).
  */
 export function takeStock(
-  trx: Transaction<Database>,
   shopId: string,
   target: { productId: string; variantId: string | null },
   quantity: number,
   name: string,
 ): BatchPart<ProductStockAfter | { stock: number }> {
-  const scope = inShopForWrite(trx, shopId);
-  const query =
-    target.variantId !== null
+  const values = { $shop: shopId, $id: target.variantId ?? target.productId, $quantity: quantity };
+  const query = shaped('products.take_stock', target.variantId !== null, values, (db, p, variant) => {
+    const scope = inShopForWrite(db as Transaction<Database>, p('$shop'));
+    return variant
       ? scope
           .updateTable('product_variants')
-          .set((eb) => ({ stock: sql<number>`${eb.ref('stock')} - ${quantity}` }))
-          .where('id', '=', target.variantId)
+          .set((eb) => ({ stock: sql<number>`${eb.ref('stock')} - ${p('$quantity')}` }))
+          .where('id', '=', p('$id'))
           .where('stock', '<>', -1)
-          .where('stock', '>=', quantity)
+          .where('stock', '>=', p('$quantity'))
           .returning('stock')
       : scope
           .updateTable('products')
-          .set((eb) => ({ stock: sql<number>`${eb.ref('stock')} - ${quantity}`, updated_at: sql<Date>`now()` }))
-          .where('id', '=', target.productId)
+          .set((eb) => ({
+            stock: sql<number>`${eb.ref('stock')} - ${p('$quantity')}`,
+            updated_at: sql<Date>`now()`,
+          }))
+          .where('id', '=', p('$id'))
           .where('stock', '<>', -1)
-          .where('stock', '>=', quantity)
+          .where('stock', '>=', p('$quantity'))
           .returning(['id', 'title', 'stock', 'quantity_warning']);
-  return { steps: [{ name, query }], answer: sql`select * from ${sql.id(name)}` };
+  });
+  return {
+    steps: [{ name, query }],
+    answer: shaped('products.take_stock.answer', name, {}, (db, p, from) => sql`select * from ${sql.id(from)}`),
+  };
 }
 
 /** A counted stock as it is now (product or variant; -1 unlimited), or undefined when the row is gone. */

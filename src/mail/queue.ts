@@ -2,7 +2,7 @@
 // error refuses the write instead of losing the message later. The worker's mail job (src/worker/mail.ts) sends it
 // after commit. Here, in the mail layer, because queueing renders the templates (src/mail/templates.ts).
 import type { Transaction } from 'kysely';
-import { emailsInsert, type NewEmail } from '../../db/queries/outbound-emails';
+import { emailsInsert, insertEmails, type NewEmail } from '../../db/queries/outbound-emails';
 import type { Database } from '../../db/tables';
 import { newId } from '../ids';
 import type { Clock } from '../platform/clock';
@@ -41,7 +41,7 @@ export async function queueMail(
   now: Date,
 ): Promise<string> {
   const row = queuedEmail(message, now);
-  await emailsInsert(trx, shopId, [row]).execute();
+  await insertEmails(trx, shopId, [row]);
   return row.id;
 }
 
@@ -55,7 +55,7 @@ export function mailSink(clock: Clock): EffectSink {
       if (!shopId) throw new Error(`${origin.operationId} queued mail without a shop; mail is always a shop's`);
       const now = (origin.clock ?? clock).now();
       const rows = effects.mail.map((message) => queuedEmail(message, now));
-      batch.add({ steps: [{ name: 'new_emails', query: emailsInsert(trx, shopId, rows) }] });
+      batch.add({ steps: [{ name: 'new_emails', query: emailsInsert(shopId, rows) }] });
     },
   };
 }

@@ -110,7 +110,7 @@ export function auditSink(): EffectSink {
       }
       const row = entryRow(origin, factsOf(origin.operationId), origin.status, null, pending.audit[0]);
       // In the flush's statement, with the write's events and mail.
-      batch.add({ steps: [{ name: 'new_audit_entry', query: auditEntryInsert(trx, origin.shopId, row) }] });
+      batch.add({ steps: [{ name: 'new_audit_entry', query: auditEntryInsert(origin.shopId, row) }] });
     },
     async rejected(trx, origin, error) {
       if (!isAudited(origin) || !isRecordedRefusal(error)) return;

@@ -117,7 +117,7 @@ function eventsPart(
     const event = { id, type: draft.type, data: JSON.stringify(data), created_at: now };
     return traceparent ? { ...event, traceparent } : event;
   });
-  const written = eventsWithDeliveries(trx, shopId, events, {
+  const written = eventsWithDeliveries(shopId, events, {
     deliveryIdSeed: newId('whd'),
     attemptIdSeed: newId('whl'),
     endpoint: options.endpoint && { id: options.endpoint.id, url: options.endpoint.url },

@@ -320,7 +320,7 @@ describe('a before-commit write (a counted stock taken as late as the write allo
     await uow.run(o, async (trx, fx) => {
       // order:created is heard by no `after` consumer here: the statement need not read the events back.
       fx.emit('order:created', { uniqid: 'u-late' });
-      fx.beforeCommit(takeStock(trx, shop.id, { productId: product, variantId: null }, 2, 'taken'), async (rows) => {
+      fx.beforeCommit(takeStock(shop.id, { productId: product, variantId: null }, 2, 'taken'), async (rows) => {
         got.push(...rows);
       });
     });
@@ -340,7 +340,7 @@ describe('a before-commit write (a counted stock taken as late as the write allo
     const recording = recordStatements();
     await uow.run(o, async (trx, fx) => {
       fx.emit('order:paid', { uniqid: 'u-then' });
-      fx.beforeCommit(takeStock(trx, shop.id, { productId: product, variantId: null }, 1, 'taken'), async (rows) => {
+      fx.beforeCommit(takeStock(shop.id, { productId: product, variantId: null }, 1, 'taken'), async (rows) => {
         fx.emit('order:completed', { uniqid: 'u-then', left: (rows[0] as { stock: number }).stock });
       });
     });
@@ -380,7 +380,7 @@ describe('a before-commit write (a counted stock taken as late as the write allo
       uow.run(o, async (trx, fx) => {
         fx.emit('order:paid', { uniqid: 'u-refused' });
         fx.mail(mailDraft('refused@example.com', 'receipt', receipt));
-        fx.beforeCommit(takeStock(trx, shop.id, { productId: product, variantId: null }, 1, 'taken'), async () => {
+        fx.beforeCommit(takeStock(shop.id, { productId: product, variantId: null }, 1, 'taken'), async () => {
           throw new Error('refused after the stock was taken');
         });
       }),

@@ -272,7 +272,7 @@ async function reserve(w: ShopWrite, lines: Line[], items: { id: string }[]): Pr
     const draw = counted.get(key)!;
     const target = { productId: draw.line.product.id, variantId: draw.variantId };
     w.effects.beforeCommit(
-      products.takeStock(trx, shopId, target, draw.quantity, `stock_taken_${n}`),
+      products.takeStock(shopId, target, draw.quantity, `stock_taken_${n}`),
       async ([after]) => {
         if (after === undefined) {
           // Not enough left (another order took it since it was read), or the stock became unlimited meanwhile.
