@@ -222,6 +222,7 @@ export function summary(runs: Load[]): Load {
           cost: {
             roundTrips: median(costs.map((c) => c.roundTrips)),
             cpuMs: median(costs.map((c) => c.cpuMs)),
+            ...(costs.every((c) => c.dbCpuMs !== undefined) ? { dbCpuMs: median(costs.map((c) => c.dbCpuMs!)) } : {}),
           },
         }
       : {}),
