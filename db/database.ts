@@ -6,6 +6,7 @@ import { Pool, types as pgTypes } from 'pg';
 import type { PGlite } from '@electric-sql/pglite';
 import { lockDataDir } from './data-dir-lock';
 import { migrations } from './migrations';
+import { NamingClient } from './named-statements';
 import { tracedDialect } from './query-spans';
 import { WritePathPostgresDialect } from './postgres-dialect';
 import { unpackImage, type UnpackResult } from './schema-image';
@@ -33,17 +34,23 @@ pgTypes.setTypeParser(pgTypes.builtins.INT8, (v) => v);
 const parseTimestamptz = timestamptzParser(pgTypes.getTypeParser(pgTypes.builtins.TIMESTAMPTZ, 'text'));
 pgTypes.setTypeParser(pgTypes.builtins.TIMESTAMPTZ, parseTimestamptz);
 
-export function openPostgres(
-  connectionString: string,
-  max = 10,
-  connectionTimeoutMillis = 5000,
-  queryTimeoutMs?: number,
-): DatabaseHandle {
+export interface PostgresOptions {
+  /** Connections at most (10). */
+  max?: number;
+  connectionTimeoutMillis?: number;
+  queryTimeoutMs?: number;
+  /** Statements that come again sent named (db/named-statements.ts); DATABASE_NAMED_STATEMENTS, on by default. */
+  namedStatements?: boolean;
+}
+
+export function openPostgres(connectionString: string, options: PostgresOptions = {}): DatabaseHandle {
+  const { max = 10, connectionTimeoutMillis = 5000, queryTimeoutMs, namedStatements = true } = options;
   const pool = new Pool({
     connectionString,
     max,
     connectionTimeoutMillis,
     ...(queryTimeoutMs === undefined ? {} : { query_timeout: queryTimeoutMs }),
+    ...(namedStatements ? { Client: NamingClient } : {}),
   });
   // An idle client's error (the server restarted) must not crash the process; the next query reconnects.
   pool.on('error', () => undefined);
@@ -66,9 +73,16 @@ export function openPostgres(
  */
 export function openReplicas(
   urls: readonly string[],
-  options: { poolSize?: number; queryTimeoutMs?: number } = {},
+  options: { poolSize?: number; queryTimeoutMs?: number; namedStatements?: boolean } = {},
 ): DatabaseHandle[] {
-  return urls.map((url) => openPostgres(url, options.poolSize ?? 10, 1000, options.queryTimeoutMs));
+  return urls.map((url) =>
+    openPostgres(url, {
+      max: options.poolSize ?? 10,
+      connectionTimeoutMillis: 1000,
+      ...(options.queryTimeoutMs === undefined ? {} : { queryTimeoutMs: options.queryTimeoutMs }),
+      ...(options.namedStatements === undefined ? {} : { namedStatements: options.namedStatements }),
+    }),
+  );
 }
 
 export async function createPGlite(options: {
@@ -137,8 +151,12 @@ export async function openDatabase(config: {
   databaseUrl: string | undefined;
   dataDir: string;
   databasePoolSize?: number;
+  databaseNamedStatements?: boolean;
 }): Promise<DatabaseHandle> {
   return config.databaseUrl
-    ? openPostgres(config.databaseUrl, config.databasePoolSize ?? 10)
+    ? openPostgres(config.databaseUrl, {
+        max: config.databasePoolSize ?? 10,
+        namedStatements: config.databaseNamedStatements ?? true,
+      })
     : openEmbedded(config.dataDir);
 }

@@ -30,7 +30,7 @@ async function upToDate(db: Kysely<any>): Promise<boolean> {
 export async function migrateToLatest(db: Kysely<any>, migrationUrl?: string): Promise<string[]> {
   if (await upToDate(db)) return [];
   if (!migrationUrl) return runMigrator(db);
-  const direct = openPostgres(migrationUrl, 1);
+  const direct = openPostgres(migrationUrl, { max: 1 });
   try {
     return await runMigrator(direct.db);
   } finally {

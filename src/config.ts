@@ -33,6 +33,12 @@ export interface Config {
   /** Connections each process opens to DATABASE_URL at most (and to each replica): see docs/deployment.md. */
   databasePoolSize: number;
   /**
+   * DATABASE_NAMED_STATEMENTS (on by default): statements that come again are sent as named (prepared) statements,
+   * parsed and planned once per connection (db/named-statements.ts). Set `off` behind a pooler in transaction mode
+   * that cannot keep them (PgBouncer before 1.21, or with max_prepared_statements = 0).
+   */
+  databaseNamedStatements: boolean;
+  /**
    * DATABASE_READ_URL: streaming replicas (one URL, or several comma-separated) that read operations may use
    * (src/platform/read-routing.ts); empty: every read goes to DATABASE_URL. PostgreSQL only.
    */
@@ -224,6 +230,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     databaseMigrationUrl: migrationUrl(env),
     databasePoolSize: int(env, 'DATABASE_POOL_SIZE', 10, 1, 500),
+    databaseNamedStatements: onOff(env, 'DATABASE_NAMED_STATEMENTS', true),
     databaseReadUrls: readUrls(env, 'DATABASE_READ_URL'),
     replicaMaxLagMs: int(env, 'REPLICA_MAX_LAG_MS', 5000, 100, 600_000),
     dataDir: resolve(env.DATA_DIR || 'data/pglite'),

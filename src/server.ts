@@ -2,6 +2,7 @@
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { openDatabase, DatabaseBusyError } from '../db/database';
+import { whenNamingStops } from '../db/named-statements';
 import { migrateToLatest } from '../db/migrate';
 import { oldestLiveShopIds, shopCount } from '../db/queries/shops';
 import { createApp } from './app';
@@ -25,6 +26,7 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel);
   // Before the database opens, so its statements are traced; nothing is registered when it is off.
   const tracing = config.otlpEndpoint ? startTracing({ serviceName: 'merchant-developer-api' }) : undefined;
+  whenNamingStops((reason) => logger.warn('named statements turned off', { reason }));
   const database = await openDatabase(config);
   if (database.created?.unpacked) logger.info('embedded database created from the schema image');
   else if (database.created) logger.info('embedded database created by initdb', { why: database.created.reason });
@@ -52,6 +54,7 @@ async function main(): Promise<void> {
     urls: config.databaseReadUrls,
     maxLagMs: config.replicaMaxLagMs,
     poolSize: config.databasePoolSize,
+    namedStatements: config.databaseNamedStatements,
     // Far past any read the API serves: a replica silent that long is not answering, and the primary serves the read.
     queryTimeoutMs: 30_000,
     redis,

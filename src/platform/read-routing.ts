@@ -309,10 +309,15 @@ export async function openReadRouting(
     urls: readonly string[];
     poolSize?: number;
     queryTimeoutMs?: number;
+    namedStatements?: boolean;
   },
 ): Promise<{ routing: ReadRouting; close(): Promise<void> } | undefined> {
   if (options.urls.length === 0) return undefined;
-  const handles = openReplicas(options.urls, { poolSize: options.poolSize, queryTimeoutMs: options.queryTimeoutMs });
+  const handles = openReplicas(options.urls, {
+    poolSize: options.poolSize,
+    queryTimeoutMs: options.queryTimeoutMs,
+    namedStatements: options.namedStatements,
+  });
   const routing = new ReadRouting({ ...options, replicas: handles.map((h) => h.db) });
   // The checks catch their own failures: a replica down at start is only routed around until it answers.
   await routing.start();

@@ -9,6 +9,7 @@
 // one batch, db/queries/batch.ts), and `commit`.
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { executeBatch, type BatchPart } from '../../db/queries/batch';
+import { isStatementCacheError } from '../../db/named-statements';
 import { withStatementTimeout } from '../../db/postgres-dialect';
 import type { Database } from '../../db/tables';
 import { ApiError } from '../errors';
@@ -190,8 +191,12 @@ export interface UnitOfWorkOptions {
 /** PostgreSQL's serialization_failure and deadlock_detected: the transaction may succeed if run again. */
 const retryableCodes = new Set(['40001', '40P01']);
 
+/**
+ * Whether the transaction may succeed if run again: after a serialization failure or deadlock, or when a named
+ * statement failed by its name (db/named-statements.ts: a plan gone stale under a migration, a pooler that lost it).
+ */
 export function isRetryable(err: unknown): boolean {
-  return retryableCodes.has((err as { code?: unknown })?.code as string);
+  return retryableCodes.has((err as { code?: unknown })?.code as string) || isStatementCacheError(err);
 }
 
 /** Seconds a client is told to wait after the retries ran out. */

@@ -3,6 +3,7 @@
 // only one process can open the data directory, so there the worker runs inside `npm start`.
 import { openDatabase } from '../../db/database';
 import { migrateToLatest } from '../../db/migrate';
+import { whenNamingStops } from '../../db/named-statements';
 import { loadConfig } from '../config';
 import { createLogger } from '../logger';
 import { systemClock } from '../platform/clock';
@@ -15,6 +16,7 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
   const tracing = config.otlpEndpoint ? startTracing({ serviceName: 'merchant-developer-api-worker' }) : undefined;
+  whenNamingStops((reason) => logger.warn('named statements turned off', { reason }));
   const database = await openDatabase(config);
   await migrateToLatest(database.db, config.databaseMigrationUrl);
   // Its own METRICS_PORT when it runs beside an API process on the same host.

@@ -1,9 +1,10 @@
 // POST /orders and GET /orders?limit=50 through PgBouncer in transaction mode (Debian's 1.18, started here in front
 // of the bench's own PostgreSQL) beside the same whole stack on a direct connection, side by side in one run, with
 // the round trips each side sends. Both stacks run in this process with a pg pool of POOL connections, and PgBouncer
-// lends as many server connections (default_pool_size), so the difference is the pooler's hop and nothing else. The
-// stack sends only unnamed statements (test/topology/pgbouncer.test.ts proves it), so the round trips are the same
-// on both sides: a pooler that needed a prepare per statement would show here. Needs PostgreSQL and pgbouncer.
+// lends as many server connections (default_pool_size), so the difference is the pooler's hop and nothing else. Both
+// stacks send every statement unnamed (DATABASE_NAMED_STATEMENTS=off, as docs/deployment.md says behind PgBouncer
+// 1.18, which cannot keep prepared statements), so the round trips are the same on both sides: a pooler that needed
+// a prepare per statement would show here. Needs PostgreSQL and pgbouncer.
 import type { Kysely } from 'kysely';
 import { openPostgres } from '../../db/database';
 import { shopById } from '../../db/queries/shops';
@@ -37,8 +38,11 @@ export async function benchPooler(db: Kysely<Database>, databaseUrl: string): Pr
     { host: target.hostname, port: Number(target.port || 5432) },
     { poolMode: 'transaction', defaultPoolSize: POOL, maxClientConn: 4 * POOL },
   );
-  const direct = openPostgres(databaseUrl, POOL);
-  const pooled = openPostgres(bouncer.url(decodeURIComponent(target.pathname.slice(1))), POOL);
+  const direct = openPostgres(databaseUrl, { max: POOL, namedStatements: false });
+  const pooled = openPostgres(bouncer.url(decodeURIComponent(target.pathname.slice(1))), {
+    max: POOL,
+    namedStatements: false,
+  });
   try {
     const shop = await admin.createShop(db, { name: 'Pooler bench', plan: 'business' });
     const { key } = await admin.createApiKey(db, { shopId: shop.id, scopes: ['*'] });

@@ -49,7 +49,7 @@ export async function benchReplicaReads(): Promise<ReplicaBench | null> {
   try {
     primary = await startOwnPostgres({ prefix: 'mdapi-bench-primary-', settings: primaryReplicationSettings });
     const url = await primary.createDatabase('mdapi');
-    const setup = openPostgres(url, 2);
+    const setup = openPostgres(url, { max: 2 });
     handles.push(setup);
     await migrateToLatest(setup.db);
     const shop = await admin.createShop(setup.db, { name: 'Replica bench', plan: 'business' });
@@ -58,11 +58,11 @@ export async function benchReplicaReads(): Promise<ReplicaBench | null> {
 
     replica = await startReplica(primary);
     const replicaUrl = replica.url('mdapi');
-    const onReplica = openPostgres(replicaUrl, 1);
+    const onReplica = openPostgres(replicaUrl, { max: 1 });
     handles.push(onReplica);
 
-    const primaryOnly = openPostgres(url, POOL);
-    const withReplica = openPostgres(url, POOL);
+    const primaryOnly = openPostgres(url, { max: POOL });
+    const withReplica = openPostgres(url, { max: POOL });
     handles.push(primaryOnly, withReplica);
     const config = benchConfig({ DATABASE_URL: url, DATABASE_READ_URL: replicaUrl });
     const routing = (await openReadRouting({

@@ -64,7 +64,9 @@ test('a shaped insert writes the columns of its shape with each call’s row', a
 
 test('a placeholder compiled into the SQL text, or a value left out, is refused before anything is sent', async () => {
   const asIdentifier = prepareByShape((db, p) => sql`select 1 as ${sql.ref(p('column'))}`);
-  await expect(asIdentifier(database.db, {}, { column: 'x' })).rejects.toThrow('a placeholder was compiled into the SQL text');
+  await expect(asIdentifier(database.db, {}, { column: 'x' })).rejects.toThrow(
+    'a placeholder was compiled into the SQL text',
+  );
   const pick = prepareByShape((db, p) => sql<{ n: number }>`select ${p('n')}::int as n`);
   await expect(pick(database.db, {}, {})).rejects.toThrow('no value for n');
   // The refused call sent nothing: the next one still compiles and runs.

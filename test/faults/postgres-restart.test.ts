@@ -40,7 +40,7 @@ describeWithPostgres('PostgreSQL restarting under a concurrent write load', () =
     pg = await startOwnPostgres({ prefix: 'mdapi-pgrestart-' });
     dbUrl = await pg.createDatabase('mdapi');
 
-    const handle = openPostgres(dbUrl, 2);
+    const handle = openPostgres(dbUrl, { max: 2 });
     try {
       await migrateToLatest(handle.db);
       const shop = await admin.createShop(handle.db, { name: 'Restart Shop', plan: 'business' });
@@ -75,7 +75,7 @@ describeWithPostgres('PostgreSQL restarting under a concurrent write load', () =
   }, 60_000);
 
   async function countProcessing(): Promise<number> {
-    const handle = openPostgres(dbUrl, 1);
+    const handle = openPostgres(dbUrl, { max: 1 });
     try {
       const row = await handle.db
         .selectFrom('idempotency_keys')
@@ -263,7 +263,7 @@ describeWithPostgres('PostgreSQL restarting under a concurrent write load', () =
     expect(retried.length).toBe(unacknowledged.length);
     expect(retried.filter((o) => o.status !== 201).map((o) => `${o.idempotencyKey} ${o.status} ${o.code}`)).toEqual([]);
 
-    const handle = openPostgres(dbUrl, 1);
+    const handle = openPostgres(dbUrl, { max: 1 });
     try {
       // Every write acknowledged with a 2xx is in the database.
       const ackedProducts = acknowledged.filter((o) => o.kind === 'duplicate').map((o) => o.id!);

@@ -16,7 +16,7 @@ async function preparePostgresTemplate(base: string): Promise<void> {
   if (exists) return;
   const building = `mdapi_build_${randomBytes(4).toString('hex')}`;
   await withAdminClient(base, (c) => c.query(`CREATE DATABASE ${building}`));
-  const handle = openPostgres(databaseUrlFor(base, building), 1);
+  const handle = openPostgres(databaseUrlFor(base, building), { max: 1 });
   await migrateToLatest(handle.db);
   await handle.close();
   await withAdminClient(base, async (c) => {

@@ -49,7 +49,7 @@ async function postgresCopy(base: string, prefix: string, template: string): Pro
   const name = `${prefix}_${randomBytes(6).toString('hex')}`;
   await withAdminClient(base, (c) => c.query(`CREATE DATABASE ${name} TEMPLATE ${template}`));
   const url = databaseUrlFor(base, name);
-  const handle = openPostgres(url, 20);
+  const handle = openPostgres(url, { max: 20 });
   return {
     ...handle,
     url,

@@ -42,7 +42,7 @@ async function main(): Promise<void> {
   let clockOffsetMs = 0;
   const clock: Clock =
     process.env.WORKER_CLOCK_FROM_STDIN === '1' ? { now: () => new Date(Date.now() + clockOffsetMs) } : systemClock;
-  const database = openPostgres(url, 10);
+  const database = openPostgres(url, { max: 10 });
   const job = webhookDeliveryJob(database.db, {
     clock,
     logger,

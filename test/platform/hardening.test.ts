@@ -144,7 +144,7 @@ async function relayTo(port: number): Promise<{ port: number; cut: () => Promise
     const url = new URL(t.database.url!);
     const relay = await relayTo(Number(url.port || 5432));
     url.host = `127.0.0.1:${relay.port}`;
-    const handle = openPostgres(url.toString(), 2);
+    const handle = openPostgres(url.toString(), { max: 2 });
     const app = await createApp({
       clock: systemClock,
       db: handle.db,

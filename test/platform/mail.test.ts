@@ -387,7 +387,7 @@ describe('the mail job', () => {
   postgresOnly('two mail jobs racing on the same rows send each message exactly once', async () => {
     const ids = await Promise.all(Array.from({ length: 30 }, (_, i) => queue(`buyer${i}@example.com`)));
     // Each job on its own connection pool, as two worker processes would be.
-    const other = openPostgres(database.url!, 5);
+    const other = openPostgres(database.url!, { max: 5 });
     try {
       const jobs = [
         mailJob(db, { clock, logger, smtpUrl: smtp.url, from, batch: 4 }),

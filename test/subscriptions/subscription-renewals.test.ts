@@ -431,7 +431,7 @@ const pgOnly = process.env.DATABASE_URL ? test : test.skip;
 
 pgOnly('two renewal jobs running at once on PostgreSQL create each renewal once', async () => {
   // The second scheduler has a connection pool of its own, as a second worker process would.
-  const second = openPostgres(t.database.url!, 5);
+  const second = openPostgres(t.database.url!, { max: 5 });
   try {
     const handled = await twoSchedulers(true, 2032, second.db);
     console.log('two renewal jobs at once: invoices issued by each', handled);

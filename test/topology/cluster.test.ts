@@ -110,7 +110,7 @@ describeWithPostgres('2 API processes and 2 workers behind PgBouncer, reading fr
     if (!pgBouncerBin) throw new Error('pgbouncer not found: apt-get install -y pgbouncer (.ci/run does)');
     primary = await startOwnPostgres({ prefix: 'mdapi-cluster-', settings: primaryReplicationSettings });
     const direct = await primary.createDatabase('mdapi');
-    check = openPostgres(direct, 4);
+    check = openPostgres(direct, { max: 4 });
     await migrateToLatest(check.db);
     [replica, bouncer] = await Promise.all([
       startReplica(primary, { applyDelayMs: APPLY_DELAY_MS }),
@@ -124,6 +124,8 @@ describeWithPostgres('2 API processes and 2 workers behind PgBouncer, reading fr
     const env: Record<string, string> = {
       DATABASE_URL: bouncer.url('mdapi'),
       DATABASE_MIGRATION_URL: direct,
+      // PgBouncer 1.18 cannot keep prepared statements: everything unnamed, as docs/deployment.md says.
+      DATABASE_NAMED_STATEMENTS: 'off',
       DATABASE_READ_URL: replica.url('mdapi'),
       REPLICA_MAX_LAG_MS: '5000',
       REDIS_URL: `redis://127.0.0.1:${redisPort}`,

@@ -61,11 +61,11 @@ describeWithPostgres('reads from a streaming replica', () => {
       throw new Error('PostgreSQL server binaries not found: set PG_BIN_DIR (e.g. /usr/lib/postgresql/15/bin)');
     primary = await startOwnPostgres({ prefix: 'mdapi-primary-', settings: primaryReplicationSettings });
     url = await primary.createDatabase('mdapi');
-    const process1 = openPostgres(url, 10);
+    const process1 = openPostgres(url, { max: 10 });
     await migrateToLatest(process1.db);
     replica = await startReplica(primary, { applyDelayMs: APPLY_DELAY_MS });
     const replicaUrl = replica.url('mdapi');
-    onReplica = openPostgres(replicaUrl, 2);
+    onReplica = openPostgres(replicaUrl, { max: 2 });
     env = {
       DATABASE_URL: url,
       DATABASE_READ_URL: replicaUrl,
@@ -73,7 +73,7 @@ describeWithPostgres('reads from a streaming replica', () => {
       RATE_LIMIT_BUSINESS: '1000000',
     };
     one = await startTestApp({ database: process1, env });
-    two = await startTestApp({ database: openPostgres(url, 10), env });
+    two = await startTestApp({ database: openPostgres(url, { max: 10 }), env });
     for (const name of ['a', 'b'] as const) {
       const id = await one.createShop({ name: `Replica ${name}`, plan: 'business' });
       const { key } = await one.createKey(id, ['*']);
@@ -203,7 +203,10 @@ describeWithPostgres('reads from a streaming replica', () => {
 
   test('with Redis unreachable a process cannot know what the others wrote: it reads every shop from the primary, and still its own writes', async () => {
     const deadRedis = `redis://127.0.0.1:${await freePort()}`;
-    const three = await startTestApp({ database: openPostgres(url, 2), env: { ...env, REDIS_URL: deadRedis } });
+    const three = await startTestApp({
+      database: openPostgres(url, { max: 2 }),
+      env: { ...env, REDIS_URL: deadRedis },
+    });
     try {
       await replicaCaughtUp();
       expect(await targetsOf(() => listOrders(three, 'b'))).toEqual({ 'primary:unknown_writes': 1 });

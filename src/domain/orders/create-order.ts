@@ -271,18 +271,15 @@ async function reserve(w: ShopWrite, lines: Line[], items: { id: string }[]): Pr
   for (const [n, key] of [...counted.keys()].sort().entries()) {
     const draw = counted.get(key)!;
     const target = { productId: draw.line.product.id, variantId: draw.variantId };
-    w.effects.beforeCommit(
-      products.takeStock(shopId, target, draw.quantity, `stock_taken_${n}`),
-      async ([after]) => {
-        if (after === undefined) {
-          // Not enough left (another order took it since it was read), or the stock became unlimited meanwhile.
-          const left = await products.currentStock(trx, shopId, target);
-          if (left !== -1) throw outOfStock(draw.line, left ?? 0);
-        } else if ('title' in after) {
-          warnOfStockChanges(w, [{ before: after.stock + draw.quantity, product: after }]);
-        }
-      },
-    );
+    w.effects.beforeCommit(products.takeStock(shopId, target, draw.quantity, `stock_taken_${n}`), async ([after]) => {
+      if (after === undefined) {
+        // Not enough left (another order took it since it was read), or the stock became unlimited meanwhile.
+        const left = await products.currentStock(trx, shopId, target);
+        if (left !== -1) throw outOfStock(draw.line, left ?? 0);
+      } else if ('title' in after) {
+        warnOfStockChanges(w, [{ before: after.stock + draw.quantity, product: after }]);
+      }
+    });
   }
   return changes;
 }
