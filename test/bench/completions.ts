@@ -85,8 +85,9 @@ export function completeRun(
   key: string,
   orderIds: string[],
   label: string,
+  options: Pick<LoadOptions, 'connections' | 'timeoutSeconds'> = {},
 ): Promise<Load> {
   const { warmup, amount } = completionCounts();
   const shots = orderIds.map((id): Shot => ({ path: `${prefix}/orders/${id}/complete`, body: {} }));
-  return load(url, key, posts(label, { shots, warmup, amount }));
+  return load(url, key, posts(label, { shots, warmup, amount, ...options }));
 }

@@ -50,6 +50,10 @@ export interface LoadOptions {
   cost?: boolean;
   /** The name of the run's profile (create-full, create-bare, ...); the method and path otherwise. */
   label?: string;
+  /** Connections the load keeps open (settings.connections by default). */
+  connections?: number;
+  /** Seconds autocannon waits for an answer before counting a timeout, which fails the run (its default: 10). */
+  timeoutSeconds?: number;
   /**
    * With `amount`: the work this process still does for a run's requests after answering them (a worker applying
    * what they queued), started with each run (warm-up and measured) and given its number of requests. The run ends
@@ -64,7 +68,7 @@ const autocannon = require('autocannon');
 const spec = JSON.parse(require('node:fs').readFileSync(process.argv[1], 'utf8'));
 let i = spec.offset;
 const options = {
-  url: spec.url, connections: spec.connections, method: spec.method,
+  url: spec.url, connections: spec.connections, method: spec.method, timeout: spec.timeout,
   headers: { authorization: 'Bearer ' + spec.key, 'content-type': 'application/json' },
 };
 if (spec.amount) options.amount = spec.amount; else options.duration = spec.duration;
@@ -105,7 +109,8 @@ async function cannon(
       JSON.stringify({
         url,
         key,
-        connections: Math.min(settings.connections, run_.amount ?? Infinity),
+        connections: Math.min(options.connections ?? settings.connections, run_.amount ?? Infinity),
+        timeout: options.timeoutSeconds ?? 10,
         method: options.method ?? 'GET',
         shots: options.shots,
         ...run_,

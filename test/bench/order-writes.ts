@@ -156,8 +156,16 @@ function bareApp(db: Kysely<Database>, credentialId: string): express.Express {
   return bare;
 }
 
+/**
+ * Connections of the embedded rows' loads, and how long a request may wait there. PGlite runs one statement at a
+ * time in this process, so more connections only queue in front of it: at 50, a request of the completion row once
+ * waited past autocannon's 10 s and stopped two full runs of four. Both sides of a row use the same.
+ */
+export const EMBEDDED_LOAD = { connections: 10, timeoutSeconds: 60 } as const;
+
 /** `profileTag` sets the runs of another database apart in their profiles' names (embedded-create-full, ...). */
 export async function benchOrderWrites(db: Kysely<Database>, profileTag = ''): Promise<OrderWritesBench> {
+  const perRun = profileTag === 'embedded-' ? EMBEDDED_LOAD : {};
   const shop = await admin.createShop(db, { name: 'Order writes bench', plan: 'business' });
   const { key, id: credentialId } = await admin.createApiKey(db, { shopId: shop.id, scopes: ['*'] });
   const row = (await shopById(db, shop.id))!;
@@ -210,24 +218,24 @@ export async function benchOrderWrites(db: Kysely<Database>, profileTag = ''): P
       );
     }
     const createRuns = await sideBySide(
-      () => load(`${bare.url}/orders`, key, posts(profileTag + 'create-bare', { shots: orderShots })),
-      () => load(`${full.url}/dev/v1/orders`, key, posts(profileTag + 'create-full', { shots: orderShots })),
+      () => load(`${bare.url}/orders`, key, posts(profileTag + 'create-bare', { shots: orderShots, ...perRun })),
+      () => load(`${full.url}/dev/v1/orders`, key, posts(profileTag + 'create-full', { shots: orderShots, ...perRun })),
     );
     // The same returning buyers, every one ordering the one product at once.
     const hotShots: Shot[] = Array.from({ length: BUYERS }, (_, i) => ({
       body: { email: `buyer${i}@example.com`, items: [{ product_id: hotProduct, quantity: 1 }] },
     }));
     const hotRuns = await sideBySide(
-      () => load(`${bare.url}/orders`, key, posts(profileTag + 'hot-bare', { shots: hotShots })),
-      () => load(`${full.url}/dev/v1/orders`, key, posts(profileTag + 'hot-full', { shots: hotShots })),
+      () => load(`${bare.url}/orders`, key, posts(profileTag + 'hot-bare', { shots: hotShots, ...perRun })),
+      () => load(`${full.url}/dev/v1/orders`, key, posts(profileTag + 'hot-full', { shots: hotShots, ...perRun })),
     );
 
     let batch = 0;
     const pending = () => seedPendingOrders(db, shop.id, serialProduct, String(batch++), completionCounts().total);
     await sql`analyze orders, order_items, product_serials`.execute(db);
     const completeRuns = await sideBySide(
-      async () => completeRun(bare.url, '', key, await pending(), profileTag + 'complete-bare'),
-      async () => completeRun(full.url, '/dev/v1', key, await pending(), profileTag + 'complete-full'),
+      async () => completeRun(bare.url, '', key, await pending(), profileTag + 'complete-bare', perRun),
+      async () => completeRun(full.url, '/dev/v1', key, await pending(), profileTag + 'complete-full', perRun),
     );
     // Every measured order was completed, and its serial claimed, by the side that was asked to.
     const { rows } = await sql<{ n: string }>`select count(*) as n from product_serials

@@ -19,7 +19,7 @@ import { benchIdempotency } from './idempotency';
 import { benchLicenseValidate } from './license-validate';
 import { median } from './load';
 import { benchOrderLists, deepPage, PAGE } from './order-lists';
-import { benchOrderWrites } from './order-writes';
+import { benchOrderWrites, EMBEDDED_LOAD } from './order-writes';
 import { benchPooler, POOL } from './pooler';
 import { benchReplicaReads } from './replica-reads';
 import { reportProfiles } from './profile';
@@ -200,7 +200,10 @@ async function main(): Promise<void> {
         ? (
             [
               ['POST /orders (one line, returning buyer), EMBEDDED database', embeddedWrites.create],
-              [`POST /orders, ${settings.connections} buyers of ONE product, EMBEDDED database`, embeddedWrites.hot],
+              [
+                `POST /orders, ${EMBEDDED_LOAD.connections} buyers of ONE product, EMBEDDED database`,
+                embeddedWrites.hot,
+              ],
               ['POST /orders/{id}/complete, serial delivered, EMBEDDED database', embeddedWrites.complete],
             ] as const
           ).map(([scenario, r]): Row => ({
@@ -211,7 +214,8 @@ async function main(): Promise<void> {
             ratio: r.ratio,
             baselineIs:
               'the same bare route as its PostgreSQL row, on the same embedded database in this process (PGlite ' +
-              'runs one statement at a time, so there are no round trips to count)',
+              'runs one statement at a time, so there are no round trips to count), both loaded by ' +
+              `${EMBEDDED_LOAD.connections} connections (more only queue in front of PGlite)`,
           }))
         : []),
       {
