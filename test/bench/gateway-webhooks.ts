@@ -190,9 +190,23 @@ async function checkCompletedOnce(db: Kysely<Database>, shopId: string, expected
     left join attempts a on a.order_id = o.id
     where o.shop_id = ${shopId}`.execute(db);
   const r = rows[0]!;
-  if (Number(r.orders) !== expected || Number(r.wrong) !== 0 || Number(r.inbox_unapplied) !== 0)
+  if (Number(r.orders) !== expected || Number(r.wrong) !== 0 || Number(r.inbox_unapplied) !== 0) {
+    // A few of the wrong orders as they are, so a failure says what went wrong, not only how often.
+    const examples = await sql`
+      select o.id, o.status, o.gateway,
+        (select count(*) from events e where e.shop_id = o.shop_id and e.type = 'order:paid'
+          and e.data::jsonb->>'uniqid' = o.uniqid::text) as paid_events,
+        (select json_agg(json_build_object('gateway', a.gateway, 'status', a.status, 'session', a.session_id is not null))
+          from payment_attempts a where a.shop_id = o.shop_id and a.order_id = o.id) as attempts
+      from orders o where o.shop_id = ${shopId} and (o.status <> 'COMPLETED'
+        or (select count(*) from payment_attempts a where a.shop_id = o.shop_id and a.order_id = o.id
+              and a.status = 'PAID') <> 1
+        or (select count(*) from events e where e.shop_id = o.shop_id and e.type = 'order:paid'
+              and e.data::jsonb->>'uniqid' = o.uniqid::text) <> 1)
+      limit 5`.execute(db);
     throw new Error(
       `stripe webhook bench: ${r.orders} orders (expected ${expected}), ${r.wrong} not completed exactly once, ` +
-        `${r.inbox_unapplied} webhooks not applied`,
+        `${r.inbox_unapplied} webhooks not applied; for example ${JSON.stringify(examples.rows)}`,
     );
+  }
 }
