@@ -24,22 +24,19 @@ const compileOnly = new Kysely<Database>({
 });
 
 /**
- * Compiles `build(db)` once. The builder passes the parameter names (in `parameters`) where the values go; at load
- * this checks that the compiled SQL takes exactly those parameters in that order, so a call's values (given in the
- * same order) land where the names were.
+ * Compiles `build(db)` once, at load: the builder gets a placeholder for each parameter name (prepareByShape's,
+ * below), and each call's values, given in the order of the names, go where those placeholders were.
  */
 export function prepare<Row, const Names extends readonly string[]>(
   parameters: Names,
   build: (db: Kysely<Database>, ...names: Names) => Compilable<Row>,
 ): (db: Pick<Kysely<Database>, 'executeQuery'>, ...values: { [K in keyof Names]: unknown }) => Promise<Row[]> {
-  const compiled = build(compileOnly, ...parameters).compile();
-  if (compiled.parameters.length !== parameters.length || compiled.parameters.some((p, i) => p !== parameters[i])) {
-    throw new Error(
-      `prepare: the query takes the parameters ${JSON.stringify(compiled.parameters)}, not ${JSON.stringify(parameters)}`,
-    );
-  }
-  const text = compiled.sql;
-  return async (db, ...values) => (await db.executeQuery<Row>(CompiledQuery.raw(text, values as unknown[]))).rows;
+  const compiled = compileWithPlaceholders(build(compileOnly, ...(parameters.map(placeholder) as unknown as Names)));
+  const position = new Map(parameters.map((name, i) => [name, i]));
+  return async (db, ...values) => {
+    const parameters = parametersOf(compiled, (name) => values[position.get(name)!]);
+    return (await db.executeQuery<Row>(CompiledQuery.raw(compiled.text, parameters))).rows;
+  };
 }
 
 /** What a shaped query's builder writes where a value goes: `p('email')` stands for the call's `email` value. */
