@@ -6,7 +6,7 @@ import { Pool, types as pgTypes } from 'pg';
 import type { PGlite } from '@electric-sql/pglite';
 import { lockDataDir } from './data-dir-lock';
 import { migrations } from './migrations';
-import { NamingClient } from './named-statements';
+import { NAMED_CONNECTION_LIFETIME_SECONDS, NamingClient } from './named-statements';
 import { tracedDialect } from './query-spans';
 import { WritePathPostgresDialect } from './postgres-dialect';
 import { unpackImage, type UnpackResult } from './schema-image';
@@ -50,7 +50,7 @@ export function openPostgres(connectionString: string, options: PostgresOptions 
     max,
     connectionTimeoutMillis,
     ...(queryTimeoutMs === undefined ? {} : { query_timeout: queryTimeoutMs }),
-    ...(namedStatements ? { Client: NamingClient } : {}),
+    ...(namedStatements ? { Client: NamingClient, maxLifetimeSeconds: NAMED_CONNECTION_LIFETIME_SECONDS } : {}),
   });
   // An idle client's error (the server restarted) must not crash the process; the next query reconnects.
   pool.on('error', () => undefined);

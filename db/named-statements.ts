@@ -3,10 +3,14 @@
 // For the write path that is most of the database's work: POST /orders cost PostgreSQL 3.6 CPU ms unnamed against
 // 1.6 named (npm run bench:profile -- writes --unprofiled), and the database's CPU is what limits its rate.
 //
-// Only statements that come again are named: a text is named from its second use, at most MAX_NAMED texts per
-// process, so a one-off statement (a bulk insert of a new size) costs the server no memory that lingers. A name is
-// the hash of the text, so the same name always means the same text, whichever process or pooled server connection
-// prepared it. Two failures are told apart and survived:
+// Only statements that come again are named: a text is named from its second use, so a one-off statement (a bulk
+// insert of a new size) costs the server no memory that lingers. A server connection holds at most
+// MAX_PER_CONNECTION names; past that it sends new texts unnamed and keeps the ones it has (each still saves its
+// parse on every use). Connections are replaced after NAMED_CONNECTION_LIFETIME_SECONDS (the pool's
+// maxLifetimeSeconds), so which texts a connection names follows what the process runs now, not what it ran first:
+// no DEALLOCATE is needed, which a transaction pooler could send to a server connection that never had the name. A
+// name is the hash of the text, so the same name always means the same text, whichever process or pooled server
+// connection prepared it. Two failures are told apart and survived:
 // - A statement whose result columns changed under it (a migration added a column to a table it reads with `*`):
 //   PostgreSQL refuses to run its old plan ("cached plan must not change result type"); its names are dropped.
 // - A pooler in transaction mode that cannot keep prepared statements (PgBouncer before 1.21, or with
@@ -18,9 +22,12 @@
 import { createHash } from 'node:crypto';
 import { Client, type ClientConfig } from 'pg';
 
-const MAX_NAMED = 500;
-/** Texts counted, not yet named; past this many the counts start again (only a text's second use matters). */
-const MAX_COUNTED = 10_000;
+/** Names one server connection holds at most (PostgreSQL keeps each one's parse tree and plan for the session). */
+export const MAX_PER_CONNECTION = 300;
+/** The pool replaces a connection this long after it opened (with naming on): its names are then learnt afresh. */
+export const NAMED_CONNECTION_LIFETIME_SECONDS = 1800;
+/** Texts counted, not yet named, and texts named; past this many either map starts again (a name is its text's hash). */
+const MAX_REMEMBERED = 10_000;
 
 let generation = 0;
 let naming = true;
@@ -35,11 +42,11 @@ function nameOf(text: string): string | undefined {
   if (known !== undefined) return known;
   const seen = uses.get(text) ?? 0;
   if (seen === 0) {
-    if (uses.size >= MAX_COUNTED) uses.clear();
+    if (uses.size >= MAX_REMEMBERED) uses.clear();
     uses.set(text, 1);
     return undefined;
   }
-  if (names.size >= MAX_NAMED) return undefined;
+  if (names.size >= MAX_REMEMBERED) names.clear();
   uses.delete(text);
   const name = `mdapi${generation}_${createHash('sha256').update(text).digest('hex').slice(0, 32)}`;
   names.set(text, name);
@@ -92,6 +99,13 @@ export class NamingClient extends Client {
     );
   }
 
+  /** The connection holds as many names as it may, and not this one: the text goes unnamed here. */
+  private full(name: string): boolean {
+    const parsed = (this as unknown as { connection: { parsedStatements: Record<string, string> } }).connection
+      .parsedStatements;
+    return parsed[name] === undefined && Object.keys(parsed).length >= MAX_PER_CONNECTION;
+  }
+
   override query(...args: unknown[]): never {
     const query = Client.prototype.query as unknown as Query;
     const [text, values, callback] = args;
@@ -99,7 +113,7 @@ export class NamingClient extends Client {
     if (typeof text !== 'string' || !Array.isArray(values) || values.length === 0 || callback !== undefined)
       return query.apply(this, args) as never;
     const name = nameOf(text);
-    if (name === undefined) return query.call(this, text, values) as never;
+    if (name === undefined || this.full(name)) return query.call(this, text, values) as never;
     return (query.call(this, { name, text, values }) as Promise<unknown>).catch((err: unknown) => {
       if (!isStatementCacheError(err)) throw err;
       forget(err as { code?: unknown });
@@ -117,7 +131,7 @@ export function whenNamingStops(tell: (reason: string) => void): void {
   onStop = tell;
 }
 
-/** Names in use (for tests and metrics): how many texts are named, and whether naming is on. */
+/** Names in use (for tests and metrics): how many texts have a name, and whether naming is on. */
 export function namedStatementsState(): { named: number; naming: boolean; generation: number } {
   return { named: names.size, naming, generation };
 }

@@ -2,9 +2,14 @@
 // that fails (a plan gone stale under a migration, a server connection that lost it, as behind a pooler that cannot
 // keep them) costs no request: outside a transaction it is sent again unnamed, inside one the unit of work's retry
 // runs the transaction again. Each case is checked on the server's own view (pg_prepared_statements) and on rows.
-import { sql, type Kysely } from 'kysely';
+import { CompiledQuery, sql, type Kysely } from 'kysely';
 import { openPostgres, type DatabaseHandle } from '../../db/database';
-import { isStatementCacheError, namedStatementsState, whenNamingStops } from '../../db/named-statements';
+import {
+  isStatementCacheError,
+  MAX_PER_CONNECTION,
+  namedStatementsState,
+  whenNamingStops,
+} from '../../db/named-statements';
 import { isRetryable } from '../../src/platform/unit-of-work';
 import { describeInPostgresRun } from '../helpers/postgres-run';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database';
@@ -48,6 +53,41 @@ describeWithPostgres('named statements', () => {
     expect(named[0]!.statement).toBe(probeText);
     // A statement without parameters (pg sends it by the simple protocol) is never named.
     expect(namedStatementsState().named).toBe(1);
+  });
+
+  test('a connection holds at most MAX_PER_CONNECTION names: past them new texts go unnamed and the named ones stay named', async () => {
+    // A connection of its own, so that it starts with no names and its fill leaves the other tests' one as it was.
+    const own = openPostgres(database.url!, { max: 1 });
+    const ownDb = own.db as unknown as Kysely<unknown>;
+    const text = (i: number) => `select $1::int + ${i} as n`;
+    const run = async (i: number) => (await ownDb.executeQuery(CompiledQuery.raw(text(i), [1]))).rows;
+    const names = async () =>
+      (
+        await sql<{ statement: string; runs: number }>`select statement, (generic_plans + custom_plans)::int as runs
+          from pg_prepared_statements`.execute(ownDb)
+      ).rows;
+    try {
+      // Each text twice: the second use names it, until the connection is full.
+      for (let i = 0; i < MAX_PER_CONNECTION; i++) {
+        await run(i);
+        await run(i);
+      }
+      expect((await names()).map((n) => n.statement).sort()).toEqual(
+        Array.from({ length: MAX_PER_CONNECTION }, (_, i) => text(i)).sort(),
+      );
+      // A new text that comes again is answered, unnamed: the server holds no more than before.
+      expect(await run(MAX_PER_CONNECTION)).toEqual([{ n: MAX_PER_CONNECTION + 1 }]);
+      expect(await run(MAX_PER_CONNECTION)).toEqual([{ n: MAX_PER_CONNECTION + 1 }]);
+      const after = await names();
+      expect(after).toHaveLength(MAX_PER_CONNECTION);
+      expect(after.some((n) => n.statement === text(MAX_PER_CONNECTION))).toBe(false);
+      // One it holds is still run by its name: the server counts one more run of its plan.
+      const runsOf = (rows: { statement: string; runs: number }[]) => rows.find((n) => n.statement === text(7))!.runs;
+      expect(await run(7)).toEqual([{ n: 8 }]);
+      expect(runsOf(await names())).toBe(runsOf(after) + 1);
+    } finally {
+      await own.close();
+    }
   });
 
   test('a migration that changes what `*` returns: the next read is answered with the new column, not an error', async () => {
