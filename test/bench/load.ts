@@ -78,8 +78,11 @@ if (spec.shots) options.requests = [{ setupRequest: (req) => {
   return { ...req, ...(shot.path ? { path: shot.path } : {}), ...(shot.headers ? { headers: { ...req.headers, ...shot.headers } } : {}), ...(body === undefined ? {} : { body }) };
 } }];
 let lastResponseAt = 0;
-autocannon(options, (err, result) => { if (err) { console.error(err); process.exit(1); } process.stdout.write(JSON.stringify({ ...result, lastResponseAt })); })
-  .on('response', () => { lastResponseAt = Date.now(); });
+let answered = 0;
+autocannon(options, (err, result) => {
+  if (err) { console.error(err); process.exit(1); }
+  process.stdout.write(JSON.stringify({ ...result, lastResponseAt, answered, built: i - spec.offset }));
+}).on('response', () => { lastResponseAt = Date.now(); answered++; });
 `;
 
 interface CannonResult {
@@ -93,6 +96,28 @@ interface CannonResult {
   non2xx: number;
   errors: number;
   timeouts: number;
+  /** Answers by status code. */
+  statusCodeStats?: Record<string, { count: number }>;
+  /** Answers received, and shots built (a shot is built as its request is sent; with shots only). */
+  answered: number;
+  built: number;
+}
+
+/**
+ * A run that measured something else than it says: an answer that is not 2xx, a connection error or timeout, or
+ * (with shots, which are each used once) a shot sent whose answer never came: autocannon sends the next shot on a
+ * new connection when one closes under a request, and the order, webhook... of the lost one is never served.
+ */
+function checkRun(url: string, phase: string, r: CannonResult, options: LoadOptions, amount?: number): void {
+  const lost = options.shots && amount !== undefined ? r.built - r.answered : 0;
+  if (r.non2xx === 0 && r.errors === 0 && r.timeouts === 0 && lost === 0) return;
+  const statuses = Object.entries(r.statusCodeStats ?? {})
+    .map(([status, { count }]) => `${status}: ${count}`)
+    .join(', ');
+  throw new Error(
+    `${url} (${phase}): ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts, ` +
+      `${lost} shot(s) sent without an answer; answers by status: ${statuses}`,
+  );
 }
 
 async function cannon(
@@ -143,8 +168,10 @@ export async function load(url: string, key: string, options: LoadOptions = {}):
   const { amount = quick ? settings.quickRequests : undefined, warmup = 0 } = options;
   if (options.settle && amount === undefined) throw new Error('load: settle needs a number of requests (amount)');
   if (amount === undefined) await cannon(url, key, options, { offset: 0, duration: settings.warmupSeconds });
-  else if (warmup > 0)
-    await Promise.all([cannon(url, key, options, { offset: 0, amount: warmup }), options.settle?.(warmup)]);
+  else if (warmup > 0) {
+    const [w] = await Promise.all([cannon(url, key, options, { offset: 0, amount: warmup }), options.settle?.(warmup)]);
+    checkRun(url, 'warm-up', w, options, warmup);
+  }
   const rss = options.rssPid === undefined ? undefined : watchRss(options.rssPid);
   // Started before the cost is counted so that the profiler's own start-up is not part of it.
   const profile = options.cost ? await profileMeasuredRun(options.label ?? labelOf(url, options)) : undefined;
@@ -156,8 +183,7 @@ export async function load(url: string, key: string, options: LoadOptions = {}):
   const rssMb = rss?.stop();
   const spent = cost?.stop(r.requests.total);
   await profile?.stop(r.requests.total);
-  if (r.non2xx > 0 || r.errors > 0 || r.timeouts > 0)
-    throw new Error(`${url}: ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts`);
+  checkRun(url, 'measured', r, options, amount);
   // A run of `amount` requests ends at its last answer, not at autocannon's finish, which waits for its next
   // once-a-second tick (a run of 100 requests would read 100, 50 or 33 req/s); with `settle`, at the later of that
   // answer and the end of the work that settles the requests (autocannon's clock and ours are the machine's).
