@@ -37,7 +37,7 @@ import { errorAnswer, toApiError } from './errors';
 import { renderResult, sendOutcome, sendStored, setIdempotencyStatus } from './idempotency';
 import { refuseRepeatedAuthorization, routingMethod, withHeadAllowed } from './request-edges';
 import { validationDetails } from '../platform/validation-details';
-import { lazyAjvFactory } from './validators';
+import { askFactoryDirectly, lazyAjvFactory } from './validators';
 import { clockAhead } from '../platform/clock';
 import type { ReadRouting } from '../platform/read-routing';
 
@@ -141,6 +141,7 @@ export async function createApi(options: ApiOptions) {
       logger: services.logger,
       secrets: services.secrets,
     });
+  const ajvFactory = lazyAjvFactory();
   const api = new OpenAPI31Backend({
     definition: loadSpec() as unknown as Document,
     apiRoot: '/dev/v1',
@@ -152,7 +153,7 @@ export async function createApi(options: ApiOptions) {
     coerceTypes: true,
     ajvOpts: { allErrors: true, strict: false, useDefaults: true },
     // One Ajv per option set, shared by all operations, compiling each validator on first use (src/http/validators.ts).
-    customizeAjv: lazyAjvFactory(),
+    customizeAjv: ajvFactory,
   });
 
   // An operation lists both schemes; one look-up per request serves both, and the 401 reads why it failed.
@@ -315,6 +316,7 @@ export async function createApi(options: ApiOptions) {
   }
 
   await api.init();
+  askFactoryDirectly(api.validator, ajvFactory);
   speedUpRouter(api.router);
   speedUpParsing(api.router);
   (api.validator as unknown as { preCompileRequestValidators(): void }).preCompileRequestValidators();

@@ -6,7 +6,7 @@
 // before the row is settled sends it again once the lease runs out; each claim counts an attempt, so a message whose
 // outcome can never be recorded is given up (FAILED) after MAIL_MAX_ATTEMPTS sends.
 import type { Kysely } from 'kysely';
-import nodemailer from 'nodemailer';
+import type nodemailer from 'nodemailer';
 import { claimDueEmails, markEmailAttemptFailed, markEmailSent } from '../../db/queries/outbound-emails';
 import type { Database, OutboundEmailRow } from '../../db/tables';
 import type { Clock } from '../platform/clock';
@@ -50,9 +50,10 @@ export function mailJob(db: Kysely<Database>, ctx: MailJobOptions): Job {
   const leaseMs = ctx.leaseMs ?? 60_000;
   const sendTimeoutMs = Math.min(ctx.sendTimeoutMs ?? 30_000, Math.floor(leaseMs / 2));
   const batch = ctx.batch ?? 20;
-  // One transport for the life of the job. The timeouts keep a stalled server from outlasting the lease.
+  // One transport for the life of the job. The timeouts keep a stalled server from outlasting the lease. nodemailer
+  // (and iconv-lite under it: ~1.1 MB of code) is loaded only when there is an SMTP server to talk to.
   const transport = ctx.smtpUrl
-    ? nodemailer.createTransport({
+    ? (require('nodemailer') as typeof nodemailer).createTransport({
         url: ctx.smtpUrl,
         connectionTimeout: Math.min(10_000, sendTimeoutMs),
         greetingTimeout: Math.min(10_000, sendTimeoutMs),

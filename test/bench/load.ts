@@ -115,7 +115,7 @@ function checkRun(url: string, phase: string, r: CannonResult, options: LoadOpti
     .map(([status, { count }]) => `${status}: ${count}`)
     .join(', ');
   throw new Error(
-    `${url} (${phase}): ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts, ` +
+    `${options.label ?? url} (${phase}): ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts, ` +
       `${lost} shot(s) sent without an answer; answers by status: ${statuses}`,
   );
 }

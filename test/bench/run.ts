@@ -10,6 +10,7 @@
 // figure: these machines are shared and noisy, so the ratios are what to read; a scenario that cannot run (a
 // non-2xx answer, a wrong page, a lost delivery) fails the bench. Settings: test/bench/settings.ts (BENCH_QUICK=1
 // for a quick run, BENCH_OUT for where the document goes).
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { sql } from 'kysely';
 import globalSetup, { preparePGliteSnapshot } from '../helpers/global-setup';
 import { createEmbeddedTestDatabase, createTestDatabase } from '../helpers/test-database';
@@ -44,14 +45,30 @@ async function main(): Promise<void> {
     const m = machine(
       database.kind === 'postgres' ? `PostgreSQL ${version} (127.0.0.1)` : `embedded PGlite (PostgreSQL ${version})`,
     );
-    const step = (name: string) => console.error(`bench: ${name} (${new Date().toISOString()})`);
+    // The bench process's event loop (its servers, fakes and workers run on it): a scenario whose requests time out
+    // while its loop stood still measured the bench, not the API.
+    const loop = monitorEventLoopDelay({ resolution: 20 });
+    loop.enable();
+    const step = (name: string) => {
+      if (loop.count > 0)
+        console.error(
+          `bench: event loop delay max ${Math.round(loop.max / 1e6)} ms, p99 ${Math.round(loop.percentile(99) / 1e6)} ms`,
+        );
+      loop.reset();
+      console.error(`bench: ${name} (${new Date().toISOString()})`);
+    };
+    // Each scenario's figures as soon as it ends: a later scenario that fails does not take them with it.
+    const shown = <T>(result: T): T => {
+      console.error(`bench: ${JSON.stringify(result)}`);
+      return result;
+    };
 
     step('cold start');
-    const cold = await benchColdStart();
+    const cold = shown(await benchColdStart());
     step('order list');
-    const lists = database.url ? await benchOrderLists(db, database.url) : null;
+    const lists = shown(database.url ? await benchOrderLists(db, database.url) : null);
     step('order writes');
-    const writes = await benchOrderWrites(db);
+    const writes = shown(await benchOrderWrites(db));
     // The same write rows on the embedded database (npm start's default), beside the PostgreSQL ones.
     let embeddedWrites: Awaited<ReturnType<typeof benchOrderWrites>> | null = null;
     if (database.kind === 'postgres' && process.env.BENCH_EMBEDDED !== '0') {
@@ -59,23 +76,23 @@ async function main(): Promise<void> {
       await preparePGliteSnapshot();
       const embedded = await createEmbeddedTestDatabase();
       try {
-        embeddedWrites = await benchOrderWrites(embedded.db, 'embedded-');
+        embeddedWrites = shown(await benchOrderWrites(embedded.db, 'embedded-'));
       } finally {
         await embedded.close();
       }
     }
     step('pgbouncer beside direct');
-    const pooler = database.url ? await benchPooler(db, database.url) : null;
+    const pooler = shown(database.url ? await benchPooler(db, database.url) : null);
     step('streaming replica beside the primary');
-    const replicaReads = database.url ? await benchReplicaReads() : null;
+    const replicaReads = shown(database.url ? await benchReplicaReads() : null);
     step('stripe webhooks');
-    const stripe = await benchGatewayWebhooks(db);
+    const stripe = shown(await benchGatewayWebhooks(db));
     step('license validation');
-    const licenses = await benchLicenseValidate(db);
+    const licenses = shown(await benchLicenseValidate(db));
     step('idempotency');
-    const idem = await benchIdempotency();
+    const idem = shown(await benchIdempotency());
     step('webhook delivery');
-    const hooks = await benchWebhookDelivery(db);
+    const hooks = shown(await benchWebhookDelivery(db));
     if (hooks.duplicates > 0 || hooks.unsettled > 0)
       throw new Error(`webhook delivery: ${hooks.duplicates} duplicates, ${hooks.unsettled} not SUCCEEDED`);
 
@@ -314,6 +331,7 @@ async function main(): Promise<void> {
         why: NEEDS_PG,
       },
     ];
+    step('report');
     report(rows, m);
     reportProfiles();
   } finally {

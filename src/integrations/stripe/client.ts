@@ -1,7 +1,17 @@
 // The official stripe-node client pointed at the account's API base (Stripe itself, or GATEWAY_BASE_URLS' address:
 // the local fake in tests). One client per call: it holds the shop's key, and a shop's key is never shared.
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
 import { type ProviderAccount, ProviderError } from '../gateway-provider';
+
+let sdk: typeof Stripe | undefined;
+
+/**
+ * stripe-node, loaded at its first use: ~0.9 MB of code whose evaluation every start paid, and every process that
+ * never talks to Stripe (a worker, a shop without it, the CLI) paid for nothing.
+ */
+export function stripeSdk(): typeof Stripe {
+  return (sdk ??= require('stripe') as typeof Stripe);
+}
 
 export interface StripeClientOptions {
   /** Per-request timeout (ms). Default 10 s; tests shorten it. */
@@ -25,7 +35,8 @@ export function stripeClient(account: ProviderAccount, options: StripeClientOpti
     throw new ProviderError('unavailable', 'The Stripe API base must be an http(s) origin without a path.');
   }
   const protocol = base.protocol === 'http:' ? 'http' : 'https';
-  return new Stripe(secretKey, {
+  const StripeSdk = stripeSdk();
+  return new StripeSdk(secretKey, {
     host: base.hostname,
     port: base.port || (protocol === 'http' ? 80 : 443),
     protocol,

@@ -1,8 +1,8 @@
 // Stripe's errors in our words (gateway-provider.ts): unreachable, slow, 5xx, 429 or undocumented answers are
 // 'unavailable'; a rejected key is 'unauthorized'; Stripe's "no" to a well-formed request is 'refused'. Messages keep
 // Stripe's explanation (a merchant can act on "amount is greater than unrefunded amount") with any key masked out.
-import Stripe from 'stripe';
 import { ProviderError } from '../gateway-provider';
+import { stripeSdk } from './client';
 
 const secretPattern = /\b(?:sk|rk|pk)_(?:test|live)_[A-Za-z0-9*]+|\bwhsec_[A-Za-z0-9+/=*]+/g;
 
@@ -20,23 +20,24 @@ function retryAfter(headers: Record<string, string> | undefined): number | undef
 
 export function asProviderError(error: unknown, doing: string): ProviderError {
   if (error instanceof ProviderError) return error;
-  if (!(error instanceof Stripe.errors.StripeError)) {
+  const { errors } = stripeSdk();
+  if (!(error instanceof errors.StripeError)) {
     return new ProviderError('unavailable', `Stripe could not be reached while ${doing}.`);
   }
   const said = error.message ? `: ${withoutSecrets(error.message)}` : '.';
   if (
-    error instanceof Stripe.errors.StripeAuthenticationError ||
-    error instanceof Stripe.errors.StripePermissionError
+    error instanceof errors.StripeAuthenticationError ||
+    error instanceof errors.StripePermissionError
   ) {
     return new ProviderError('unauthorized', `Stripe rejected the API key while ${doing}.`);
   }
-  if (error instanceof Stripe.errors.StripeRateLimitError) {
+  if (error instanceof errors.StripeRateLimitError) {
     return new ProviderError('unavailable', `Stripe is rate limiting ${doing}.`, retryAfter(error.headers));
   }
   if (
-    error instanceof Stripe.errors.StripeInvalidRequestError ||
-    error instanceof Stripe.errors.StripeCardError ||
-    error instanceof Stripe.errors.StripeIdempotencyError
+    error instanceof errors.StripeInvalidRequestError ||
+    error instanceof errors.StripeCardError ||
+    error instanceof errors.StripeIdempotencyError
   ) {
     return new ProviderError('refused', `Stripe refused ${doing}${said}`);
   }

@@ -1,6 +1,7 @@
 // Stripe-Signature verification by stripe-node itself (webhooks.constructEvent: HMAC-SHA256 of "t.payload" under the
 // endpoint's whsec_ secret, any v1 signature matching, timestamp within the tolerance), never a copy of it.
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
+import { stripeSdk } from './client';
 import { type ProviderAccount, WebhookRejected } from '../gateway-provider';
 
 /** Stripe's own default: a signature older than five minutes is a replay, not a delivery. */
@@ -26,11 +27,11 @@ export function verifyStripeEvent(
   if (!signature) throw new WebhookRejected('The request has no Stripe-Signature header.');
   let event: unknown;
   try {
-    event = Stripe.webhooks.constructEvent(rawBody, signature, secret, signatureToleranceSeconds);
+    event = stripeSdk().webhooks.constructEvent(rawBody, signature, secret, signatureToleranceSeconds);
   } catch (error) {
     // The library's message names the failure (no matching signature, timestamp outside the tolerance) and holds
     // no secret; a body that is signed but not JSON fails its parse and lands here too.
-    const why = error instanceof Stripe.errors.StripeSignatureVerificationError ? error.message : 'not JSON';
+    const why = error instanceof stripeSdk().errors.StripeSignatureVerificationError ? error.message : 'not JSON';
     throw new WebhookRejected(`Stripe webhook rejected: ${why}`);
   }
   if (
