@@ -192,13 +192,23 @@ export async function claimCompletionLines(
 }
 
 // Run by every completion, so compiled once.
+//
+// The lines are found by the order's id and the serials by their line's, never by the shop: the shop is checked
+// with `(shop_id = …) is true`, which no index can serve. PostgreSQL plans these statements for the values given
+// (its first five runs on a connection, and every run of an unnamed statement), and a shop newer than the table's
+// statistics looks empty: with the shop as an index condition it took the shop's serials as the outer side and
+// scanned the shop's every line for each of them, millions of rows per completion (the Stripe webhook bench's first
+// completions took 2-4 s each and timed out). The foreign keys (shop_id, order_id) and (shop_id, order_item_id)
+// keep every line and serial reached this way in the order's shop.
 const completionLines = prepareByShape((db, p) => {
   const product = sql.join(productColumns.map((c) => sql`p.${sql.ref(c)} as ${sql.ref(`product__${c}`)}`));
   return sql<OrderItemRow & { claimed_serials: string[] | null } & Record<string, unknown>>`
     with claimed as (
       update product_serials set status = 'claimed', claimed_at = ${p('$now')}
-      where shop_id = ${p('$shop')} and status = 'reserved'
-        and order_item_id in (select id from order_items where shop_id = ${p('$shop')} and order_id = ${p('$order')})
+      where (shop_id = ${p('$shop')}) is true and status = 'reserved'
+        and order_item_id in (
+          select id from order_items where order_id = ${p('$order')} and (shop_id = ${p('$shop')}) is true
+        )
       returning order_item_id, serial, created_at, id
     )
     select i.*, p.id is not null as product__found, ${product},
@@ -208,7 +218,7 @@ const completionLines = prepareByShape((db, p) => {
     left join lateral (
       select * from products where products.shop_id = i.shop_id and products.id = i.product_id for key share
     ) p on true
-    where i.shop_id = ${p('$shop')} and i.order_id = ${p('$order')}
+    where i.order_id = ${p('$order')} and (i.shop_id = ${p('$shop')}) is true
     order by i.position`;
 });
 
