@@ -4,7 +4,9 @@
 // rather than two ways of completing an order.
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
+import { shopById } from '../../db/queries/shops';
 import type { Database } from '../../db/tables';
+import { seedFixtures } from '../../src/ops/fixtures/fixtures';
 import { createApp, type AppOptions } from '../../src/app';
 import { loadConfig, type Config } from '../../src/config';
 import { createLogger } from '../../src/logger';
@@ -47,6 +49,22 @@ export const posts = (label: string, options: LoadOptions = {}): LoadOptions => 
 export function completionCounts(): { warmup: number; amount: number; total: number } {
   const warmup = Math.max(10, Math.ceil(settings.completions / 10));
   return { warmup, amount: settings.completions, total: warmup + settings.completions };
+}
+
+/** A SERIALS product of the shop (5.00 USD, no serials of its own): the product of seedPendingOrders' lines. */
+export async function serialProduct(db: Kysely<Database>, shopId: string): Promise<string> {
+  const row = (await shopById(db, shopId))!;
+  const seeded = await db
+    .transaction()
+    .execute((trx) =>
+      seedFixtures(
+        trx,
+        row,
+        { products: [{ title: 'Serial', type: 'SERIALS', price: '5.00', currency: 'USD' }] },
+        systemClock,
+      ),
+    );
+  return seeded.products[0]!;
 }
 
 /** `count` PENDING orders of one SERIALS line each, each item holding a reserved serial of `productId`. */

@@ -18,16 +18,22 @@
 // one order:paid event and one PAID payment attempt each, every webhook's inbox row applied; else the bench fails.
 import { sql, type Kysely } from 'kysely';
 import Stripe from 'stripe';
-import { shopById } from '../../db/queries/shops';
 import type { Database } from '../../db/tables';
 import { createLogger } from '../../src/logger';
 import * as admin from '../../src/ops/admin';
-import { seedFixtures } from '../../src/ops/fixtures/fixtures';
 import { connectShopGateway } from '../../src/ops/gateway-admin';
 import { systemClock } from '../../src/platform/clock';
 import { workerJobs } from '../../src/worker';
 import { startStripeFake, type StripeFake } from '../fakes/stripe';
-import { benchConfig, completeRun, completionCounts, posts, seedPendingOrders, wholeStack } from './completions';
+import {
+  benchConfig,
+  completeRun,
+  completionCounts,
+  posts,
+  seedPendingOrders,
+  serialProduct,
+  wholeStack,
+} from './completions';
 import { load, medianRatio, sideBySide, type Load, type Shot } from './load';
 import { settings } from './settings';
 
@@ -65,18 +71,7 @@ export async function benchGatewayWebhooks(db: Kysely<Database>): Promise<Gatewa
       code: 'STRIPE',
       fields: { secret_key: creds.STRIPE_SECRET_KEY!, webhook_secret: webhookSecret },
     });
-    const row = (await shopById(db, shop.id))!;
-    const seeded = await db
-      .transaction()
-      .execute((trx) =>
-        seedFixtures(
-          trx,
-          row,
-          { products: [{ title: 'Serial', type: 'SERIALS', price: '5.00', currency: 'USD' }] },
-          systemClock,
-        ),
-      );
-    const serialProduct = seeded.products[0]!;
+    const serialProductId = await serialProduct(db, shop.id);
     const job = (await workerJobs(db, config, createLogger('silent'), systemClock)).find(
       (j) => j.name === 'gateway-events',
     );
@@ -85,7 +80,7 @@ export async function benchGatewayWebhooks(db: Kysely<Database>): Promise<Gatewa
     let batch = 0;
     /** PENDING orders for one run, each with an open Stripe session (the hosted form's Pay with Stripe). */
     const pendingWithSessions = async () => {
-      const ids = await seedPendingOrders(db, shop.id, serialProduct, `w${batch++}`, completionCounts().total);
+      const ids = await seedPendingOrders(db, shop.id, serialProductId, `w${batch++}`, completionCounts().total);
       const orders = await db
         .selectFrom('orders')
         .select(['id', 'uniqid'])

@@ -3,37 +3,17 @@
 // the outer side of a nested loop and scanned the shop's every line for each one (the Stripe webhook bench: 2-4 s per
 // completion, timeouts). Here a shop is created after ANALYZE saw another one's rows, and the plan PostgreSQL makes
 // for the statement as sent, with this shop's values, must reach the lines by the order's id and the serials by
-// their line's.
+// their line's. Both databases: the embedded one plans as PostgreSQL does.
 import { CompiledQuery, sql, type Kysely, type Transaction } from 'kysely';
 import { claimCompletionLines } from '../../db/queries/orders';
 import type { Database } from '../../db/tables';
 import * as admin from '../../src/ops/admin';
-import { seedFixtures } from '../../src/ops/fixtures/fixtures';
-import { systemClock } from '../../src/platform/clock';
-import { shopById } from '../../db/queries/shops';
-import { seedPendingOrders } from '../bench/completions';
-import { describeInPostgresRun } from '../helpers/postgres-run';
+import { seedPendingOrders, serialProduct } from '../bench/completions';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database';
-
-const describeWithPostgres = describeInPostgresRun(
-  'test/db/completion-plan.test.ts',
-  'the plan is PostgreSQL’s own: PGlite plans alike, but the statistics that mislead it are what this test sets up on the server',
-);
 
 async function shopWithPendingOrders(db: Kysely<Database>, name: string, count: number) {
   const shop = await admin.createShop(db, { name, plan: 'business' });
-  const row = (await shopById(db, shop.id))!;
-  const seeded = await db
-    .transaction()
-    .execute((trx) =>
-      seedFixtures(
-        trx,
-        row,
-        { products: [{ title: 'Serial', type: 'SERIALS', price: '5.00', currency: 'USD' }] },
-        systemClock,
-      ),
-    );
-  const orders = await seedPendingOrders(db, shop.id, seeded.products[0]!, 'plan', count);
+  const orders = await seedPendingOrders(db, shop.id, await serialProduct(db, shop.id), 'plan', count);
   return { shopId: shop.id, orders };
 }
 
@@ -48,7 +28,7 @@ function indexesOf(plan: unknown): string[] {
   ];
 }
 
-describeWithPostgres('the completion’s serial claim, for a shop the statistics do not know yet', () => {
+describe('the completion’s serial claim, for a shop the statistics do not know yet', () => {
   let database: TestDatabase;
   beforeAll(async () => {
     database = await createTestDatabase();
