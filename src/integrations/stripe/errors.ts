@@ -25,10 +25,7 @@ export function asProviderError(error: unknown, doing: string): ProviderError {
     return new ProviderError('unavailable', `Stripe could not be reached while ${doing}.`);
   }
   const said = error.message ? `: ${withoutSecrets(error.message)}` : '.';
-  if (
-    error instanceof errors.StripeAuthenticationError ||
-    error instanceof errors.StripePermissionError
-  ) {
+  if (error instanceof errors.StripeAuthenticationError || error instanceof errors.StripePermissionError) {
     return new ProviderError('unauthorized', `Stripe rejected the API key while ${doing}.`);
   }
   if (error instanceof errors.StripeRateLimitError) {
