@@ -1,5 +1,6 @@
 // The medians document of several bench runs (test/bench/medians.ts): each figure is its own median over the runs.
-import { document, medianRows, type Row, type Run } from './report';
+import { document, HOT_PRODUCT, medianRows, ORDINARY_ORDER, table, withCpuRows, type Row, type Run } from './report';
+import { settings } from './settings';
 
 const machine = (date: string): Run['machine'] => ({
   date,
@@ -48,4 +49,35 @@ test('the document says it holds medians and lists each run’s result and machi
 test('runs that do not list the same scenarios are refused', () => {
   const odd: Run = { rows: [{ ...row(1, 1, 1, 1), unit: 'ms' }, row(1, 1, 1, 1)], machine: machine('d4') };
   expect(() => medianRows([runs[0]!, odd])).toThrow(/same scenarios/);
+});
+
+test('a target changed between runs is judged as the last run states it, in every run’s column too', () => {
+  const stricter = runs.map((r, i) =>
+    i === 2 ? { ...r, rows: r.rows.map((x) => ({ ...x, target: { on: 'ratio', op: '>=', value: 0.9 } as const })) } : r,
+  );
+  const rows = medianRows(stricter);
+  expect(rows[0]!.target).toEqual({ on: 'ratio', op: '>=', value: 0.9 });
+  const text = document(rows, stricter[2]!.machine, stricter);
+  expect(text).toContain('| 1 | 0.50x (FAIL) | 0.97x (pass) | 0.80x (FAIL) |');
+});
+
+test('the CPU rows compare POST /orders with its bare route and a rush on one product with an ordinary order', () => {
+  const cost = (full: number, baseline: number) => ({
+    full: { roundTrips: 7, cpuMs: full },
+    baseline: { roundTrips: 9, cpuMs: baseline },
+  });
+  const measured: Row[] = [
+    { ...row(800, 1000, 0.8, 0), scenario: ORDINARY_ORDER, cost: cost(0.8, 0.5) },
+    { ...row(700, 800, 0.875, 0), scenario: HOT_PRODUCT(settings.connections), cost: cost(1.2, 0.7) },
+  ];
+  const [, , own, hot, bare] = withCpuRows(measured);
+  expect(own).toMatchObject({ full: 0.8, baseline: 0.5, target: { on: 'ratio', op: '<=', value: 1.6 } });
+  expect(own!.ratio).toBeCloseTo(1.6);
+  expect(hot).toMatchObject({ full: 1.2, baseline: 0.8, target: { on: 'ratio', op: '<=', value: 1.2 } });
+  expect(hot!.ratio).toBeCloseTo(1.5);
+  expect(bare).toMatchObject({ full: 0.7, baseline: 0.5 });
+  expect(bare!.target).toBeUndefined();
+  expect(table([own!, hot!])).toMatch(/\| 1\.60x \| ≤ 1\.6x \| pass \|[\s\S]*\| 1\.50x \| ≤ 1\.2x \| FAIL \|/);
+  // Without costs (the embedded database) there is nothing to compare.
+  expect(withCpuRows(measured.map((r) => ({ ...r, cost: undefined })))).toHaveLength(2);
 });

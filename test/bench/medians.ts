@@ -4,7 +4,7 @@
 // the document lists every run's result and machine (test/bench/report.ts). Written to docs/benchmarks.md, or BENCH_OUT.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { document, medianRows, type Run } from './report';
+import { document, medianRows, withCpuRows, type Run } from './report';
 
 const files = process.argv.slice(2);
 if (files.length === 0) {
@@ -13,7 +13,11 @@ if (files.length === 0) {
   );
   process.exit(2);
 }
-const runs = files.map((f) => JSON.parse(readFileSync(f, 'utf8')) as Run);
+// The CPU rows are computed from each run's measured rows (a run keeps only those), then their medians taken.
+const runs = files.map((f) => {
+  const run = JSON.parse(readFileSync(f, 'utf8')) as Run;
+  return { ...run, rows: withCpuRows(run.rows) };
+});
 const text = document(medianRows(runs), runs[runs.length - 1]!.machine, runs);
 const out = process.env.BENCH_OUT || join(__dirname, '..', '..', 'docs', 'benchmarks.md');
 writeFileSync(out, text);

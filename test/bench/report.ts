@@ -155,6 +155,56 @@ function machineText(m: Machine): string {
   ].join('\n');
 }
 
+/** The rows whose costs the CPU rows compare, found by the words their scenario starts with (test/bench/run.ts). */
+export const ORDINARY_ORDER = 'POST /orders (one line, returning buyer)';
+export const HOT_PRODUCT = (connections: number) =>
+  `POST /orders, ${connections} buyers at once, all of ONE product with counted stock`;
+
+/**
+ * The CPU targets of the write path (issue 39), as rows of their own computed from the measured rows' costs: POST
+ * /orders' CPU per request beside its bare route's, and an order of a product fifty buyers want at once beside an
+ * ordinary one, for the whole stack (the target) and for the bare route (what the same contention costs without
+ * the stack). Computed from each run's rows, so the medians are of each run's ratio. Rows without costs (the
+ * embedded database, or a run without them) add nothing.
+ */
+export function withCpuRows(rows: Row[]): Row[] {
+  const ordinary = rows.find((r) => r.scenario === ORDINARY_ORDER)?.cost;
+  const hot = rows.find((r) => r.scenario.startsWith(HOT_PRODUCT(settings.connections)))?.cost;
+  const cpu = (c: Cost | undefined) => (c ? Math.round(c.cpuMs * 1000) / 1000 : null);
+  if (!ordinary?.full || !ordinary.baseline || !hot?.full || !hot.baseline) return rows;
+  const ratio = (a: Cost, b: Cost) => a.cpuMs / b.cpuMs;
+  return [
+    ...rows,
+    {
+      scenario: 'CPU per request, POST /orders (one line): whole stack vs bare route',
+      unit: 'ms',
+      full: cpu(ordinary.full),
+      baseline: cpu(ordinary.baseline),
+      ratio: ratio(ordinary.full, ordinary.baseline),
+      baselineIs: `the bare POST /orders route's CPU per request, same run (the row "${ORDINARY_ORDER}")`,
+      target: { on: 'ratio', op: '<=', value: 1.6 },
+    },
+    {
+      scenario: `CPU per order, ${settings.connections} buyers of ONE product vs an ordinary order, whole stack`,
+      unit: 'ms',
+      full: cpu(hot.full),
+      baseline: cpu(ordinary.full),
+      ratio: ratio(hot.full, ordinary.full),
+      baselineIs: 'the whole stack’s CPU per ordinary POST /orders (one line, returning buyer), same run',
+      target: { on: 'ratio', op: '<=', value: 1.2 },
+    },
+    {
+      scenario: `CPU per order, ${settings.connections} buyers of ONE product vs an ordinary order, bare route`,
+      unit: 'ms',
+      full: cpu(hot.baseline),
+      baseline: cpu(ordinary.baseline),
+      ratio: ratio(hot.baseline, ordinary.baseline),
+      baselineIs:
+        'the bare route’s CPU per ordinary order, same run: what the same rush costs without the stack (no target)',
+    },
+  ];
+}
+
 /** One full run of the bench, as `BENCH_JSON` keeps it for test/bench/medians.ts. */
 export interface Run {
   rows: Row[];
@@ -170,11 +220,13 @@ const middle = (values: number[]): number => {
 /**
  * Each row's median over the runs: of the whole stack's figure, the baseline's, the ratio and the costs, each on its
  * own (the runs list the same scenarios in the same order). The scenario's words are those of the run whose ratio
- * is the median (some carry that run's counts).
+ * is the median (some carry that run's counts); the target and the baseline's description are the last run's, so a
+ * target changed between runs is judged as it now stands.
  */
 export function medianRows(runs: Run[]): Row[] {
   return runs[0]!.rows.map((first, i) => {
     const all = runs.map((r) => r.rows[i]!);
+    const last = all[all.length - 1]!;
     if (all.some((r) => r.unit !== first.unit))
       throw new Error(`row ${i + 1}: the runs do not list the same scenarios`);
     const of = (pick: (r: Row) => number | null | undefined): number | null => {
@@ -191,7 +243,7 @@ export function medianRows(runs: Run[]): Row[] {
     const full = of((r) => r.full);
     const baseline = of((r) => r.baseline);
     return {
-      ...first,
+      ...last,
       scenario: byRatio.scenario,
       full: full === null ? null : Math.round(full * 100) / 100,
       baseline: baseline === null ? null : Math.round(baseline * 100) / 100,
@@ -201,15 +253,18 @@ export function medianRows(runs: Run[]): Row[] {
   });
 }
 
-/** Each run's ratio (or figure, for a target on the figure) per row: the spread behind the medians. */
-function runsTable(runs: Run[]): string {
+/**
+ * Each run's ratio (or figure, for a target on the figure) per row: the spread behind the medians, each judged by
+ * the target of the row in the document (`rows`).
+ */
+function runsTable(runs: Run[], rows: Row[]): string {
   const lines = [
     `| # | ${runs.map((_, i) => `Run ${i + 1}`).join(' | ')} |`,
     `|---|${runs.map(() => '---|').join('')}`,
   ];
   runs[0]!.rows.forEach((row, i) => {
     const cells = runs.map((run) => {
-      const r = run.rows[i]!;
+      const r = { ...run.rows[i]!, target: rows[i]?.target };
       const ratio = ratioOf(r);
       const shown = r.target?.on === 'full' ? figure(r.full, r.unit) : ratio === null ? 'n/a' : `${ratio.toFixed(2)}x`;
       return `${shown} (${verdict(r)})`;
@@ -240,7 +295,7 @@ process (CPU of the servers, which run in the bench's process for these rows; th
 
 ${costTable(rows) || 'Not counted in this run (the embedded database has no round trips to count).'}
 
-${runs ? `Each run (the ratio, or the figure where the target is on the figure; pass/FAIL against the target):\n\n${runsTable(runs)}\n\n` : ''}${baselines(rows)}
+${runs ? `Each run (the ratio, or the figure where the target is on the figure; pass/FAIL against the target):\n\n${runsTable(runs, rows)}\n\n` : ''}${baselines(rows)}
 
 Machine:
 
@@ -251,7 +306,7 @@ ${runs ? runs.map((r, i) => `Run ${i + 1}:\n\n${machineText(r.machine)}`).join('
 /** Prints the table and writes the document where it belongs (see the top of this file); returns its path, if any. */
 export function report(rows: Row[], m: Machine): string | undefined {
   m.loadAtEnd = loadavg();
-  const text = document(rows, m);
+  const text = document(withCpuRows(rows), m);
   console.log(`\n${text}`);
   if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, JSON.stringify({ rows, machine: m } satisfies Run));
   const out =
