@@ -40,6 +40,10 @@ const expectedRows: [RegExp, string][] = [
   [/^RSS of the embedded server, idle/, 'MB'],
   [/^Admin CLI command, PostgreSQL/, 'ms'],
   [/^Peak RSS of the server process/, 'MB'],
+  // Computed from the write rows' costs (withCpuRows in test/bench/report.ts).
+  [/^CPU per request, POST \/orders \(one line\): whole stack vs bare route$/, 'ms'],
+  [/^CPU per order, \d+ buyers of ONE product vs an ordinary order, whole stack$/, 'ms'],
+  [/^CPU per order, \d+ buyers of ONE product vs an ordinary order, bare route$/, 'ms'],
 ];
 
 /** "1,234.5 req/s" -> 1234.5, checking the unit. */
