@@ -23,6 +23,7 @@ import { Effects, type UnitOfWork, type WriteOrigin } from '../platform/unit-of-
 import type { ReadDb } from '../../db/queries/shop-scope';
 import { loadSpec } from '../spec';
 import { bodyValue, readBody, type BodySchema } from './body';
+import { createDispatcher } from './dispatch';
 import { speedUpParsing, speedUpRouter } from './fast-router';
 import type { RateLimiter } from './rate-limit';
 import {
@@ -320,6 +321,7 @@ export async function createApi(options: ApiOptions) {
   speedUpRouter(api.router);
   speedUpParsing(api.router);
   (api.validator as unknown as { preCompileRequestValidators(): void }).preCompileRequestValidators();
+  const dispatch = createDispatcher(api);
 
   return async function handle(req: Request, res: Response): Promise<void> {
     const routed: RoutedRequest = {
@@ -345,7 +347,9 @@ export async function createApi(options: ApiOptions) {
       if ((operation.security ?? []).length > 0) refuseRepeatedAuthorization(req.rawHeaders);
     }
     try {
-      await api.handleRequest(routed as never, req, res);
+      // A matched operation goes straight to its dispatch; 404 and 405 are the library's.
+      if (operation) await dispatch(operation, routed as never, req, res);
+      else await api.handleRequest(routed as never, req, res);
     } catch (err) {
       // The one place a write's refusal is recorded (its audit line, in a transaction of its own): schema
       // validation, scope, suspended shop, body errors, idempotency and business rules alike. A request refused
