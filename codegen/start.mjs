@@ -28,6 +28,7 @@ import { dirname, join, relative } from 'node:path';
 import console from 'node:console';
 import process from 'node:process';
 import { fileURLToPath } from 'node:url';
+import { mapStackTraces } from './stack-traces.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
@@ -299,7 +300,8 @@ if (options.includes('--compile-only')) {
 } else {
   // V8's compiled code of every module, kept between starts (node_modules/.cache is where tools keep caches).
   enableCompileCache(join(root, 'node_modules', '.cache', 'node-compile-cache'));
-  process.setSourceMapsEnabled(true); // stack traces name the TypeScript lines, as under tsx
+  // Stack traces name the TypeScript lines, as under tsx; each bundle's map is read on its first stack trace.
+  mapStackTraces(Object.keys(bundles).map(bundlePath));
   if (cliAt >= 0) require(bundlePath('cli')).main(process.argv.slice(cliAt + 1));
   else require(bundlePath(options.includes('--worker') ? 'worker' : 'server'));
 }
