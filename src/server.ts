@@ -1,5 +1,5 @@
 // Process entry: configuration, database (migrated), first-run demo, listen, graceful shutdown.
-import type { Server } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { openDatabase, DatabaseBusyError } from '../db/database';
 import { whenNamingStops } from '../db/named-statements';
@@ -46,7 +46,7 @@ async function main(): Promise<void> {
   const redis = config.redisUrl
     ? (require('./platform/redis') as typeof import('./platform/redis')).connectRedis(config.redisUrl, logger)
     : undefined;
-  // Request validators compile on first use; the rest compile in the background once the server listens.
+  // Request validators compile on first use; the rest compile in the background once the server listens, when idle.
   const validators = collectValidators();
   // Read operations on streaming replicas (DATABASE_READ_URL), once their first check is done.
   const replicas = await openReadRouting({
@@ -66,6 +66,12 @@ async function main(): Promise<void> {
   // Metrics on a port of their own (METRICS_PORT), never the API's.
   watchDatabase(database);
   const metrics = config.metrics ? await startMetricsEndpoint(config.metrics, logger) : undefined;
+  // Requests being answered: background work (the validators' compile) waits while there are any.
+  let requestsInFlight = 0;
+  server.on('request', (_req, res: ServerResponse) => {
+    requestsInFlight++;
+    res.once('close', () => requestsInFlight--);
+  });
   const sockets = new Set<Socket>();
   server.on('connection', (s) => {
     sockets.add(s);
@@ -100,9 +106,6 @@ async function main(): Promise<void> {
     startup_ms: Date.now() - started,
     tracing: tracing !== undefined,
   });
-  validators
-    .compileInBackground()
-    .catch((err: unknown) => logger.error('a request validator does not compile', { error: (err as Error).message }));
   // Webhook deliveries and mail, in this process unless WEBHOOK_WORKER=off (then `npm run worker` does them).
   const worker = config.webhookWorker ? await createWorker(database.db, config, logger, systemClock) : undefined;
   worker?.start();
@@ -133,6 +136,10 @@ async function main(): Promise<void> {
         : '  Create a shop with: npm run -s cli -- shop create --name NAME, then a key: key create --shop <its id> --mode test --scopes "*"\n',
     );
   }
+  // Last, once the start's own steps are done: they were waiting behind its slices.
+  validators
+    .compileInBackground({ busy: () => requestsInFlight > 0 })
+    .catch((err: unknown) => logger.error('a request validator does not compile', { error: (err as Error).message }));
 
   let stopping = false;
   const shutdown = (signal: string) => {

@@ -49,13 +49,17 @@ export function lazyAjvFactory(): AjvFactory {
 
 /**
  * Starts collecting the validators created from now on (call before building the app); `compileInBackground`
- * then compiles them in slices of at most `sliceMs`, yielding to the event loop between slices.
+ * then compiles them in slices of at most `sliceMs`, yielding to the event loop between slices, and not while
+ * `busy()` says requests are being answered: a request compiles its own operation's validator when it needs it,
+ * and the first requests after a start were waiting behind slices compiling validators nobody had asked for.
  */
-export function collectValidators(): { compileInBackground(sliceMs?: number): Promise<void> } {
+export function collectValidators(): {
+  compileInBackground(options?: { sliceMs?: number; busy?: () => boolean; busyWaitMs?: number }): Promise<void>;
+} {
   const list: Compile[] = [];
   collected = list;
   return {
-    compileInBackground(sliceMs = 5) {
+    compileInBackground({ sliceMs = 5, busy = () => false, busyWaitMs = 50 } = {}) {
       if (collected === list) collected = undefined;
       // A schema Ajv cannot compile fails its operation's requests (a 500, logged) as it would have failed the
       // start; the first such error is reported once every other validator is compiled.
@@ -63,6 +67,7 @@ export function collectValidators(): { compileInBackground(sliceMs?: number): Pr
         let next = 0;
         let failure: unknown;
         const slice = () => {
+          if (busy()) return void setTimeout(slice, busyWaitMs);
           const until = performance.now() + sliceMs;
           while (next < list.length && performance.now() < until) {
             try {
