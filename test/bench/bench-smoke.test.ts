@@ -36,6 +36,8 @@ const expectedRows: [RegExp, string][] = [
   [/^Webhook delivery to \d+ endpoints beside one answering after/, 'events/s'],
   [/^Cold start to first 200, embedded, empty data directory/, 'ms'],
   [/^Cold start to first 200, embedded, existing data directory$/, 'ms'],
+  [/^Floor of the embedded first start: PGlite alone, schema image unpacked, one query$/, 'ms'],
+  [/^Floor of the embedded restart: PGlite alone on the same data directory, one query$/, 'ms'],
   [/^Cold start to first 200, PostgreSQL$/, 'ms'],
   [/^RSS of the embedded server, idle/, 'MB'],
   [/^Admin CLI command, PostgreSQL/, 'ms'],

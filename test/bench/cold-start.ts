@@ -2,7 +2,9 @@
 // The whole stack in three settings: the embedded database in an empty data directory (the schema image unpacked,
 // newer migrations and the demo shop; its printed key is the one polled), the embedded database restarted on that
 // directory, and PostgreSQL (a migrated database holding a shop and key made beforehand); against the bare express +
-// pg server (test/bench/bare-server.mjs) started on that same PostgreSQL database. Median of settings.coldRuns starts
+// pg server (test/bench/bare-server.mjs) started on that same PostgreSQL database. Beside the embedded starts, their
+// floor: a process that only opens PGlite (test/bench/bare-pglite.mjs), on a directory unpacked from the schema
+// image and on the restarted one. Median of settings.coldRuns starts
 // each. Also the embedded server's resident memory once idle after a restart (settings.idleSeconds after its first
 // 200: its validators compiled, nothing asked) beside the PostgreSQL server's, and the wall time of one admin CLI command on PostgreSQL as
 // `npm run cli` runs it (`key list`, a read: the process start, the database opened, one query, the exit).
@@ -14,7 +16,7 @@ import { join } from 'node:path';
 import * as admin from '../../src/ops/admin';
 import { createTestDatabase } from '../helpers/test-database';
 import { median, rssMbOf } from './load';
-import { cliCommand, startServer, type ServerKind } from './processes';
+import { cliCommand, startServer, timeBarePGlite, type ServerKind } from './processes';
 import { settings } from './settings';
 
 const root = join(__dirname, '..', '..');
@@ -23,6 +25,9 @@ export interface ColdStartBench {
   /** Medians of first 200, ms, and every run's figure. */
   embeddedFresh: number[];
   embeddedExisting: number[];
+  /** Their floor: a process that only opens PGlite (after unpacking the schema image, for a first start), ms. */
+  embeddedFloorFresh: number[];
+  embeddedFloorExisting: number[];
   /** RSS of the restarted embedded server once idle, MB, per restart. */
   embeddedIdleRssMb: number[];
   postgres: number[] | null;
@@ -80,7 +85,22 @@ export async function benchColdStart(runs = settings.coldRuns): Promise<ColdStar
         (await coldRun('full', { ...embedded, DATA_DIR: last.dataDir }, last.key, embeddedIdleRssMb)).first200Ms,
       );
 
-    const embeddedOnly = { embeddedFresh, embeddedExisting, embeddedIdleRssMb };
+    // The floor of each, same machine, same run: PGlite alone, on a new directory from the image and on the
+    // restarted one (its server stopped).
+    const embeddedFloorFresh: number[] = [];
+    const embeddedFloorExisting: number[] = [];
+    for (let i = 0; i < runs; i++) {
+      embeddedFloorFresh.push(await timeBarePGlite(join(dir, `floor-${i}`), true));
+      embeddedFloorExisting.push(await timeBarePGlite(last.dataDir, false));
+    }
+
+    const embeddedOnly = {
+      embeddedFresh,
+      embeddedExisting,
+      embeddedFloorFresh,
+      embeddedFloorExisting,
+      embeddedIdleRssMb,
+    };
     if (!process.env.DATABASE_URL)
       return { ...embeddedOnly, postgres: null, postgresIdleRssMb: null, bare: null, cli: null };
     const database = await createTestDatabase(); // migrated, as a restart finds it

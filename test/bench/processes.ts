@@ -119,3 +119,29 @@ export async function startServer(
     throw err;
   }
 }
+
+/**
+ * The embedded starts' floor (test/bench/bare-pglite.mjs): spawn -> PGlite open on `dataDir` and one query answered,
+ * ms, with the flags `npm start` gives the server (PGlite's WebAssembly compiles as it would there).
+ */
+export function timeBarePGlite(dataDir: string, unpack: boolean): Promise<number> {
+  const started = performance.now();
+  const child = spawn(
+    process.execPath,
+    [...startFlags(), join(root, 'test', 'bench', 'bare-pglite.mjs'), dataDir, ...(unpack ? ['unpack'] : [])],
+    { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let out = '';
+  return new Promise((resolve, reject) => {
+    let readyMs: number | undefined;
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (readyMs === undefined && out.includes('ready')) readyMs = Math.round(performance.now() - started);
+    });
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    child.once('error', reject);
+    child.once('exit', (code) =>
+      code === 0 && readyMs !== undefined ? resolve(readyMs) : reject(new Error(`bare PGlite exited ${code}:\n${out}`)),
+    );
+  });
+}

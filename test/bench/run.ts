@@ -296,6 +296,24 @@ async function main(): Promise<void> {
         why: NEEDS_PG,
       },
       {
+        scenario: 'Floor of the embedded first start: PGlite alone, schema image unpacked, one query',
+        unit: 'ms',
+        full: coldMedian(cold.embeddedFloorFresh),
+        baseline: bareCold,
+        baselineIs:
+          'as above; the figure is a process doing only what every embedded first start must (test/bench/bare-pglite.mjs): ' +
+          'its ratio is the least the first start’s can be (no target)',
+        why: NEEDS_PG,
+      },
+      {
+        scenario: 'Floor of the embedded restart: PGlite alone on the same data directory, one query',
+        unit: 'ms',
+        full: coldMedian(cold.embeddedFloorExisting),
+        baseline: bareCold,
+        baselineIs: 'as above, for the restart (no target)',
+        why: NEEDS_PG,
+      },
+      {
         scenario: 'Cold start to first 200, PostgreSQL',
         unit: 'ms',
         full: coldMedian(cold.postgres),
