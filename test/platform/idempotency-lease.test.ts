@@ -187,7 +187,9 @@ describe('through HTTP', () => {
   });
 
   test('a live slow request keeps its key for many lease periods: 409 meanwhile, then its own response, once', async () => {
-    const leaseMs = 300;
+    // Short enough for six periods to pass in a few seconds; long enough that a renewal every third of it is not
+    // missed on a loaded CI machine (at 300 ms one run saw a takeover).
+    const leaseMs = 900;
     const slow = await startTestApp({
       idempotencyLeaseMs: leaseMs,
       handlers: { duplicateProduct: (ctx) => duplicate(ctx) },
