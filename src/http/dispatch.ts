@@ -141,18 +141,21 @@ export function createDispatcher(backend: OpenAPIBackend) {
     if (!authorized && requirements.length > 0) return needHandler('unauthorizedHandler')(context, ...args);
     if (typeof api.validate === 'function' ? api.validate(context, ...args) : api.validate) {
       context.validation = validateRequest(req, operation) as Context['validation'];
-      if (context.validation.errors) return needHandler('validationFail')(context, ...args);
+      if (context.validation.errors) return needHandler('400', 'validationFail')(context, ...args);
       if (api.validator.coerceTypes) {
         context.request = api.router.parseRequest(context.validation.coerced as RoutedRequest, operation);
       }
     }
-    const handler = api.handlers[operation.operationId!] ?? needHandler('notImplemented');
+    const handler = api.handlers[operation.operationId!] ?? needHandler('501', 'notImplemented');
     return handler(context, ...args);
   };
 
-  function needHandler(name: string): Handler {
-    const handler = api.handlers[name];
-    if (!handler) throw new Error(`openapi-backend has no ${name} handler registered`);
-    return handler;
+  /** The first registered of a handler's names, in the library's order (its status-code alias first). */
+  function needHandler(...names: string[]): Handler {
+    for (const name of names) {
+      const handler = api.handlers[name];
+      if (handler) return handler;
+    }
+    throw new Error(`openapi-backend has no ${names.join(' or ')} handler registered`);
   }
 }

@@ -145,3 +145,18 @@ test('a hook the dispatcher does not run makes it refuse rather than skip it', a
     /postResponseHandler/,
   );
 });
+
+test("a handler registered under the library's status-code alias (400, 501) is the one reached, as in the library", async () => {
+  const [library, ours] = [await backend(), await backend()];
+  for (const api of [library, ours]) {
+    api.register('400', (c: Context) => ({ kind: '400 alias', errors: c.validation?.errors?.length }));
+    api.register('501', () => ({ kind: '501 alias' }));
+  }
+  const dispatch = createDispatcher(ours);
+  for (const req of [requests[2]!, requests[12]!]) {
+    const copy = () => structuredClone(req) as never;
+    const expected = (await library.handleRequest(copy())) as Seen;
+    expect(expected.kind).toMatch(/alias/);
+    expect(await dispatch(ours.router.matchOperation(copy(), true)!, copy())).toEqual(expected);
+  }
+});
