@@ -32,6 +32,7 @@ import * as m0028 from './0028_test_mode';
 import * as m0029 from './0029_trace_context';
 import * as m0030 from './0030_test_clock_bound';
 import * as m0031 from './0031_gateway_connections';
+import * as m0032 from './0032_order_item_product_checked_at_commit';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -65,4 +66,5 @@ export const migrations: Record<string, Migration> = {
   '0029_trace_context': m0029,
   '0030_test_clock_bound': m0030,
   '0031_gateway_connections': m0031,
+  '0032_order_item_product_checked_at_commit': m0032,
 };

@@ -147,9 +147,11 @@ export interface OrderShopTerms {
 /**
  * What an order needs of its products and shop, in one statement: the products (by id), whether each has variants,
  * variant fields, enabled add-ons and enabled quantity deals (most have none, and then nothing more is read), and
- * the shop's currency and tax. `FOR KEY SHARE` keeps the products from being deleted under the order without
- * blocking other orders, price edits or stock changes: the stock is taken later by a conditional update
- * (`takeStock`), the only moment a product's row is held exclusively. No product found: no shop terms either.
+ * the shop's currency and tax. Nothing is locked: the stock is taken later by a conditional update (`takeStock`),
+ * the only moment a product's row is held, and a product deleted meanwhile fails the order's commit (its lines'
+ * product is checked then: db/migrations/0032). A lock here would be held by every order of a product at once,
+ * which is what made a rush on one product cost PostgreSQL twice an ordinary order. No product found: no shop
+ * terms either.
  */
 export async function productsForOrder(
   trx: Transaction<Database>,
@@ -170,8 +172,7 @@ export async function productsForOrder(
       s.currency as shop_currency, s.tax_rate as shop_tax_rate, s.tax_inclusive as shop_tax_inclusive
     from products p join shops s on s.id = p.shop_id
     where p.shop_id = ${shopId} and p.id = any(${[...ids]}::text[])
-    order by p.id
-    for key share of p`.execute(trx);
+    order by p.id`.execute(trx);
   const first = rows[0];
   const products = new Map<string, OrderProductRow>();
   for (const { shop_currency: _c, shop_tax_rate: _r, shop_tax_inclusive: _i, ...product } of rows)

@@ -184,10 +184,10 @@ async function checkedLines(
     addons: withExtra('has_addons'),
     tiers: withExtra('has_tiers'),
   });
-  const locked = found.products;
+  const byId = found.products;
   const wanted = new Map<string, number>();
   const lines = items.map((item, index) => {
-    const product = locked.get(item.product_id);
+    const product = byId.get(item.product_id);
     if (!product)
       throw new NotFoundError('PRODUCT_NOT_FOUND', `items[${index}]: product ${item.product_id} does not exist.`);
     const own = variants.get(product.id) ?? [];
