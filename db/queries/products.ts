@@ -93,6 +93,27 @@ export async function productByIdForUpdate(
   return inShop(trx, shopId).selectFrom('products').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
 }
 
+/**
+ * Holds SERIALS products for an order about to reserve their serials (FOR KEY SHARE, in id order): a claim
+ * (`productByIdForUpdate`, then the oldest serials FOR UPDATE) waits for the order, or the order for the claim. Taken
+ * after the serials instead, the order would hold serials the claim waits for while waiting for the claim's product
+ * lock to recount its stock: a deadlock. Other orders are not held up (they take the same shared lock).
+ */
+export async function holdSerialProducts(
+  trx: Transaction<Database>,
+  shopId: string,
+  ids: readonly string[],
+): Promise<void> {
+  if (ids.length === 0) return;
+  await inShop(trx, shopId)
+    .selectFrom('products')
+    .select('id')
+    .where('id', 'in', [...ids])
+    .orderBy('id')
+    .forKeyShare()
+    .execute();
+}
+
 /** Sets a product's stock (e.g. a serial product's count of available serials). */
 export async function setProductStock(
   trx: Transaction<Database>,
@@ -110,8 +131,9 @@ export async function setProductStock(
 /**
  * The products, locked in id order (every writer that locks several products takes them in this order, so two
  * orders over the same products never deadlock). `FOR NO KEY UPDATE`: what a change of stock or status needs, and
- * it does not wait for an order that only holds the product from being deleted (`productsForOrder`): a completion
- * paid by a wallet, holding its buyer, would otherwise deadlock with another order of that buyer holding the product.
+ * it does not wait for an order that only holds a product's key (`holdSerialProducts`, a line's foreign key checked
+ * at commit): a completion paid by a wallet, holding its buyer, would otherwise deadlock with another order of that
+ * buyer holding the product.
  */
 export async function productsByIdsForUpdate(
   trx: Transaction<Database>,

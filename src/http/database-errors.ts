@@ -66,14 +66,14 @@ export const foreignKeys: Readonly<Record<string, Omit<ConstraintAnswer, 'code'>
     field: 'product_id',
     message: 'No product with this id exists in this shop.',
   },
-  // An order line's product or variant deleted while the order was written (checked at commit: db/migrations/0032).
+  // Checked at commit (db/migrations/0032): a line's product or variant gone before the order committed.
   order_items_product_fkey: {
     field: 'items',
-    message: 'A product of this order was deleted while the order was being created.',
+    message: 'A product of this order does not exist in this shop (any more).',
   },
   order_items_variant_fkey: {
     field: 'items',
-    message: 'A variant of this order was deleted while the order was being created.',
+    message: 'A variant of this order does not exist in this shop (any more).',
   },
   product_serials_variant_fkey: {
     field: 'variant_id',

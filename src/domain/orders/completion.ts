@@ -186,7 +186,7 @@ async function deliver(
     case 'SERIALS': {
       // Claimed with the lines (orders.claimCompletionLines).
       const values = claimedSerials;
-      // Reserved at creation under the product lock; fewer means the reservation was lost: refuse, roll back.
+      // Reserved for this line at creation (each serial to one line); fewer means the reservation was lost: refuse, roll back.
       if (values.length !== item.quantity)
         throw new Error(`order item ${item.id}: ${values.length} reserved serials for quantity ${item.quantity}`);
       return {

@@ -240,12 +240,18 @@ function outOfStock(line: Line, left: number): ApiError {
  * stock decreased as late as the write allows (a before-commit write: in the flush's statement, so a rush on one
  * product holds its row for that statement and the commit only), all lines drawing on one stock together in one
  * conditional update. Rows are taken in one order (by product, then variant) by every order, so two orders never
- * deadlock. Returns the serial products' stock changes; a counted stock's change warns when it is taken.
+ * deadlock; SERIALS products are held (their key only) before their serials are reserved, the order a serial claim
+ * takes them in. Returns the serial products' stock changes; a counted stock's change warns when it is taken.
  */
 async function reserve(w: ShopWrite, lines: Line[], items: { id: string }[]): Promise<StockChange[]> {
   const { trx, shopId } = w;
   const counted = new Map<string, { line: Line; variantId: string | null; quantity: number }>();
   const serialProducts = new Set<string>();
+  await products.holdSerialProducts(
+    trx,
+    shopId,
+    [...new Set(lines.filter((l) => l.product.type === 'SERIALS').map((l) => l.product.id))].sort(),
+  );
   for (const [i, line] of lines.entries()) {
     const variantId = line.variant?.id ?? null;
     if (line.product.type === 'SERIALS') {
