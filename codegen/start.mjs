@@ -28,6 +28,7 @@ import { dirname, join, relative } from 'node:path';
 import console from 'node:console';
 import process from 'node:process';
 import { fileURLToPath } from 'node:url';
+import { runBundle } from './run-bundle.mjs';
 import { mapStackTraces } from './stack-traces.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -222,6 +223,8 @@ const tracingSdk = [
 // though none of them runs in it. Outside the bundle, Node loads each from node_modules on its first use.
 const loadedOnUse = ['stripe', 'nodemailer', 'yaml'];
 const bundleManifestPath = join(bundleDir, '.manifest');
+// V8's code of each bundle as it is once started (codegen/run-bundle.mjs).
+const codeCacheDir = join(root, 'node_modules', '.cache', 'bundle-code-cache');
 const bundlePath = (name) => join(bundleDir, `${name}.js`);
 
 async function bringBundlesUpToDate() {
@@ -316,6 +319,6 @@ if (options.includes('--compile-only')) {
   enableCompileCache(join(root, 'node_modules', '.cache', 'node-compile-cache'));
   // Stack traces name the TypeScript lines, as under tsx; each bundle's map is read on its first stack trace.
   mapStackTraces(Object.keys(bundles).map(bundlePath));
-  if (cliAt >= 0) require(bundlePath('cli')).main(process.argv.slice(cliAt + 1));
-  else require(bundlePath(options.includes('--worker') ? 'worker' : 'server'));
+  if (cliAt >= 0) runBundle(bundlePath('cli'), codeCacheDir).main(process.argv.slice(cliAt + 1));
+  else runBundle(bundlePath(options.includes('--worker') ? 'worker' : 'server'), codeCacheDir);
 }
