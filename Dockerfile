@@ -13,7 +13,7 @@ COPY tsconfig.json tsconfig.build.json openapi.yaml ./
 COPY src ./src
 COPY handlers ./handlers
 COPY db ./db
-COPY codegen/start.mjs codegen/run-bundle.mjs codegen/stack-traces.mjs ./codegen/
+COPY codegen/start.mjs codegen/run-bundle.mjs codegen/stack-traces.mjs codegen/write-atomic.mjs ./codegen/
 RUN npx tsc -p tsconfig.build.json --noEmit
 # codegen/start.mjs --compile-only lays out dist/ as `npm start` runs it: the compiled tree, the contract and its
 # parsed cache (dist/openapi.yaml.cache, see src/spec.ts: no YAML parse at each start), the schema image
@@ -31,7 +31,7 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force \
  && mkdir -p node_modules/.cache && chown node:node node_modules/.cache
 # start.mjs runs `npm start`, `npm run worker` and `npm run cli`; with no sources beside it, it runs dist/ as built.
-COPY codegen/start.mjs codegen/run-bundle.mjs codegen/stack-traces.mjs ./codegen/
+COPY codegen/start.mjs codegen/run-bundle.mjs codegen/stack-traces.mjs codegen/write-atomic.mjs ./codegen/
 COPY --from=build /app/dist ./dist
 RUN mkdir -p /data && chown node:node /data
 USER node

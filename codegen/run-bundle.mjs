@@ -1,17 +1,18 @@
-// A bundle run as require() runs it, with V8's code cache of the bundle as it is once its modules have run. Node's
-// compile cache (enableCompileCache) keeps the code V8 compiled before the bundle ran: the top level only, for a bundle's
-// functions are compiled when first called, so every start compiled again each module's body and everything its
-// start called (~50 ms of a PostgreSQL start of the server, measured with --cpu-prof). Here the cache is taken from
-// a start that found none (or found it refused), once the bundle's top level has run, when it holds every module
-// body and whatever else ran; later starts read it back and compile none of them.
+// A bundle run as require() runs it, with V8's code cache of the bundle as it is once its modules have run.
+// Node's compile cache (enableCompileCache) keeps the code V8 compiled before the bundle ran: the top level only,
+// for a bundle's functions are compiled when first called, so every start compiled again each module's body and
+// everything its start called (~50 ms of a PostgreSQL start of the server, measured with --cpu-prof). Here the
+// cache is taken from a start that found none (or found it refused), once the bundle's top level has run, when it
+// holds every module body and whatever else ran; later starts read it back and compile none of them.
 // Plain JavaScript, loaded by codegen/start.mjs.
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import Module, { createRequire } from 'node:module';
 import { basename, dirname, join } from 'node:path';
 import process from 'node:process';
 import { setImmediate } from 'node:timers';
 import vm from 'node:vm';
+import { writeAtomic } from './write-atomic.mjs';
 
 /**
  * Runs the CommonJS bundle `filename` and returns its exports, its code cache kept in `cacheDir`. The cache's name
@@ -47,10 +48,7 @@ export function runBundle(filename, cacheDir) {
         mkdirSync(cacheDir, { recursive: true });
         for (const old of readdirSync(cacheDir))
           if (old.startsWith(prefix)) rmSync(join(cacheDir, old), { force: true });
-        // Written beside, then renamed over: a start reading it at the same time never reads half a file.
-        const tmp = `${cacheFile}.${process.pid}.tmp`;
-        writeFileSync(tmp, script.createCachedData());
-        renameSync(tmp, cacheFile);
+        writeAtomic(cacheFile, script.createCachedData());
       } catch {
         // A cache that cannot be written (a read-only node_modules) only makes the next start compile again.
       }

@@ -12,23 +12,14 @@
 // `node codegen/start.mjs --cli <command…>` runs the admin CLI from dist/ (`npm run cli`), `--worker` the worker.
 // Where there are no sources (the Docker image: no tsconfig.build.json), nothing is compiled: dist/ runs as it is.
 import { createHash } from 'node:crypto';
-import {
-  existsSync,
-  mkdirSync,
-  readFileSync,
-  readdirSync,
-  renameSync,
-  rmSync,
-  statSync,
-  utimesSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, readFileSync, readdirSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { createRequire, enableCompileCache } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import console from 'node:console';
 import process from 'node:process';
 import { fileURLToPath } from 'node:url';
 import { runBundle } from './run-bundle.mjs';
+import { writeAtomic } from './write-atomic.mjs';
 import { mapStackTraces } from './stack-traces.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -45,14 +36,6 @@ function readJson(path) {
   } catch {
     return undefined;
   }
-}
-
-/** Written beside, then renamed over: a start that runs at the same time never reads half a file. */
-function writeAtomic(path, text) {
-  mkdirSync(dirname(path), { recursive: true });
-  const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, text);
-  renameSync(tmp, path);
 }
 
 const statKey = (st) => `${st.size}:${st.mtimeMs}`;
@@ -223,7 +206,7 @@ const tracingSdk = [
 // though none of them runs in it. Outside the bundle, Node loads each from node_modules on its first use.
 const loadedOnUse = ['stripe', 'nodemailer', 'yaml'];
 const bundleManifestPath = join(bundleDir, '.manifest');
-// V8's code of each bundle as it is once started (codegen/run-bundle.mjs).
+// V8's code of each bundle as it is once its modules have run (codegen/run-bundle.mjs).
 const codeCacheDir = join(root, 'node_modules', '.cache', 'bundle-code-cache');
 const bundlePath = (name) => join(bundleDir, `${name}.js`);
 
