@@ -87,70 +87,21 @@ async function main(): Promise<void> {
     await database.close();
     throw err;
   });
-  // Loaded only when used: the demo's fixture validator costs ~170 ms of every start otherwise.
-  let demo: Awaited<ReturnType<typeof import('./ops/admin').createDemo>> | undefined;
-  if (config.seedDemo && (await shopCount(database.db)) === 0) {
-    const { createDemo } = require('./ops/admin') as typeof import('./ops/admin');
-    demo = await createDemo(
-      { db: database.db, config, clock: systemClock },
-      { checkoutBaseUrl: config.checkoutBaseUrl },
-    );
-  }
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : config.port;
-  const base = `http://localhost:${port}`;
-  logger.info('listening', {
-    port,
-    database: database.kind,
-    replicas: config.databaseReadUrls.length,
-    startup_ms: Date.now() - started,
-    tracing: tracing !== undefined,
-  });
-  // Webhook deliveries and mail, in this process unless WEBHOOK_WORKER=off (then `npm run worker` does them).
-  const worker = config.webhookWorker ? await createWorker(database.db, config, logger, systemClock) : undefined;
-  worker?.start();
-  // Expired idempotency keys (past their 24 h replay window) are deleted every 10 minutes.
-  const stopIdempotencyPurge = scheduleIdempotencyPurge(database.db, logger, systemClock);
-
-  // Human-facing start banner on stdout (the demo key is shown this once, on the first start only).
-  console.log(
-    `\nMerchant Developer API listening on ${base}  (database: ${database.kind === 'pglite' ? `embedded, ${config.dataDir}` : 'PostgreSQL'})`,
-  );
-  console.log(`  API:  ${base}/dev/v1    Docs: ${base}/docs    Spec: ${base}/openapi.yaml`);
-  if (demo) {
-    console.log(
-      `\nCreated a demo shop (${demo.shop_id}) with sample products, and its test twin. Keys, shown only now:`,
-    );
-    console.log(`  Live key (live mode; a live shop never offers the SANDBOX gateway):\n    ${demo.live_key}`);
-    console.log(
-      `  Test key (use this to walk the README: create an order, pay on the sandbox page, receive the webhook):\n    ${demo.test_key}`,
-    );
-    console.log(`Try: curl -H "Authorization: Bearer ${demo.test_key}" ${base}/dev/v1/me`);
-    console.log(`A sample pending order in TEST mode, to pay with the SANDBOX gateway: ${demo.test_checkout_url}\n`);
-  } else {
-    // The CLI works beside this server (on the embedded database it runs its commands here): a hint to paste as is.
-    const [first, ...more] = await oldestLiveShopIds(database.db, 2);
-    console.log(
-      first
-        ? `  Create an API key${more.length ? ' (for the oldest shop)' : ''} with: npm run -s cli -- key create --shop ${first} --mode test --scopes "*"\n`
-        : '  Create a shop with: npm run -s cli -- shop create --name NAME, then a key: key create --shop <its id> --mode test --scopes "*"\n',
-    );
-  }
-  // Last, once the start's own steps are done: they were waiting behind its slices.
-  validators
-    .compileInBackground({ busy: () => requestsInFlight > 0 })
-    .catch((err: unknown) => logger.error('a request validator does not compile', { error: (err as Error).message }));
-
+  // Signals are handled from here on: the steps below (the demo shop and its keys, the worker) finish before shutdown
+  // closes what they use, so a signal during them still drains, prints the keys made and exits 0.
   let stopping = false;
+  let worker: Awaited<ReturnType<typeof createWorker>> | undefined;
+  let stopIdempotencyPurge = () => {};
   const shutdown = (signal: string) => {
     if (stopping) return;
     stopping = true;
     logger.info('shutting down', { signal });
-    stopIdempotencyPurge();
     // Stop accepting; let in-flight requests finish; idle keep-alive sockets are closed now, busy ones at the deadline.
     server.close(async () => {
       let code = 0;
       try {
+        await startSteps.catch(() => undefined);
+        stopIdempotencyPurge();
         await worker?.stop();
         await cliChannel?.close();
         await redis?.close().catch(() => undefined);
@@ -173,6 +124,69 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+
+  const finishStart = async () => {
+    // Loaded only when used: the demo's fixture validator costs ~170 ms of every start otherwise.
+    let demo: Awaited<ReturnType<typeof import('./ops/admin').createDemo>> | undefined;
+    if (config.seedDemo && (await shopCount(database.db)) === 0) {
+      const { createDemo } = require('./ops/admin') as typeof import('./ops/admin');
+      demo = await createDemo(
+        { db: database.db, config, clock: systemClock },
+        { checkoutBaseUrl: config.checkoutBaseUrl },
+      );
+    }
+    const address = server.address();
+    const port = typeof address === 'object' && address ? address.port : config.port;
+    const base = `http://localhost:${port}`;
+    logger.info('listening', {
+      port,
+      database: database.kind,
+      replicas: config.databaseReadUrls.length,
+      startup_ms: Date.now() - started,
+      tracing: tracing !== undefined,
+    });
+    // Webhook deliveries and mail, in this process unless WEBHOOK_WORKER=off (then `npm run worker` does them).
+    // Not started once shutdown has begun; shutdown stops it either way.
+    worker =
+      config.webhookWorker && !stopping ? await createWorker(database.db, config, logger, systemClock) : undefined;
+    if (!stopping) {
+      worker?.start();
+      // Expired idempotency keys (past their 24 h replay window) are deleted every 10 minutes.
+      stopIdempotencyPurge = scheduleIdempotencyPurge(database.db, logger, systemClock);
+    }
+
+    // Human-facing start banner on stdout (the demo key is shown this once, on the first start only).
+    console.log(
+      `\nMerchant Developer API listening on ${base}  (database: ${database.kind === 'pglite' ? `embedded, ${config.dataDir}` : 'PostgreSQL'})`,
+    );
+    console.log(`  API:  ${base}/dev/v1    Docs: ${base}/docs    Spec: ${base}/openapi.yaml`);
+    if (demo) {
+      console.log(
+        `\nCreated a demo shop (${demo.shop_id}) with sample products, and its test twin. Keys, shown only now:`,
+      );
+      console.log(`  Live key (live mode; a live shop never offers the SANDBOX gateway):\n    ${demo.live_key}`);
+      console.log(
+        `  Test key (use this to walk the README: create an order, pay on the sandbox page, receive the webhook):\n    ${demo.test_key}`,
+      );
+      console.log(`Try: curl -H "Authorization: Bearer ${demo.test_key}" ${base}/dev/v1/me`);
+      console.log(`A sample pending order in TEST mode, to pay with the SANDBOX gateway: ${demo.test_checkout_url}\n`);
+    } else {
+      // The CLI works beside this server (on the embedded database it runs its commands here): a hint to paste as is.
+      const [first, ...more] = await oldestLiveShopIds(database.db, 2);
+      console.log(
+        first
+          ? `  Create an API key${more.length ? ' (for the oldest shop)' : ''} with: npm run -s cli -- key create --shop ${first} --mode test --scopes "*"\n`
+          : '  Create a shop with: npm run -s cli -- shop create --name NAME, then a key: key create --shop <its id> --mode test --scopes "*"\n',
+      );
+    }
+    // Last, once the start's own steps are done: they were waiting behind its slices.
+    if (stopping) return;
+    validators
+      .compileInBackground({ busy: () => requestsInFlight > 0 })
+      .catch((err: unknown) => logger.error('a request validator does not compile', { error: (err as Error).message }));
+  };
+  const startSteps = finishStart();
+  await startSteps;
 }
 
 main().catch((err) => {
