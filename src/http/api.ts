@@ -3,7 +3,7 @@
 // result is wrapped in the envelope. Every failure is thrown and mapped by src/http/errors.ts, because an error
 // thrown inside openapi-backend skips its own post-response hook.
 import type { Request, Response } from 'express';
-import OpenAPIBackend, { type Context, type Document } from 'openapi-backend';
+import OpenAPIBackend, { OpenAPIRouter, OpenAPIValidator, type Context, type Document } from 'openapi-backend';
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../db/tables';
 import { authenticate, type AuthContext } from '../auth/authenticate';
@@ -24,6 +24,7 @@ import type { ReadDb } from '../../db/queries/shop-scope';
 import { loadSpec } from '../spec';
 import { bodyValue, readBody, type BodySchema } from './body';
 import { createDispatcher } from './dispatch';
+import { dereferenceInPlace } from './dereference';
 import { speedUpParsing, speedUpRouter } from './fast-router';
 import type { RateLimiter } from './rate-limit';
 import {
@@ -42,36 +43,44 @@ import { askFactoryDirectly, lazyAjvFactory } from './validators';
 import { clockAhead } from '../platform/clock';
 import type { ReadRouting } from '../platform/read-routing';
 
-/** openapi-backend checks documents against the OpenAPI 3.0 meta-schema, which rejects valid 3.1; the spec is linted by redocly instead. */
+/**
+ * openapi-backend in quick mode. It never checks the document against the OpenAPI 3.0 meta-schema there (which rejects
+ * valid 3.1; the spec is linted by redocly instead).
+ */
 class OpenAPI31Backend extends OpenAPIBackend {
-  override validateDefinition() {
-    return this.document;
-  }
-
   /**
-   * In quick mode openapi-backend dereferences the definition itself (synchronously) and never reads the parsed
-   * document, yet still parses it in the background (json-schema-ref-parser walks all of it): ~20 ms of every start.
-   */
-  override async loadDocument() {
-    this.document = this.inputDocument as Document;
-    return this.document;
-  }
-
-  /**
-   * openapi-backend registers every handler a second time once initialised, and each registration then finds its
-   * operation by rebuilding the list of all operations (lodash over every path): quadratic, ~40 ms of every start
-   * for ~90 handlers. Here they are registered once, after the same check (strict: an unknown operationId throws).
+   * openapi-backend's init in quick mode (5.21), with two of its steps replaced. The definition is dereferenced in
+   * place (./dereference.ts): loadSpec hands this instance a fresh copy, which openapi-backend deep-copied again, and
+   * it parsed the document in the background besides (json-schema-ref-parser walking all of it, never read in quick
+   * mode): ~30 ms of every start together. And it registered every handler a second time once initialised, each
+   * registration finding its operation by rebuilding the list of all operations (lodash over every path):
+   * quadratic, ~40 ms of every start for ~90 handlers. Here they are registered once, after the same check (strict:
+   * an unknown operationId throws).
    */
   override async init() {
-    const handlers = this.handlers;
-    this.handlers = {};
-    await super.init();
+    this.document = this.inputDocument as Document;
+    this.definition = dereferenceInPlace(this.document);
+    this.router = new OpenAPIRouter({
+      definition: this.definition,
+      apiRoot: this.apiRoot,
+      ignoreTrailingSlashes: this.ignoreTrailingSlashes,
+    });
+    if (this.validate !== false)
+      this.validator = new OpenAPIValidator({
+        definition: this.definition,
+        ajvOpts: this.ajvOpts,
+        customizeAjv: this.customizeAjv,
+        router: this.router,
+        lazyCompileValidators: this.quick,
+        coerceTypes: this.coerceTypes,
+      });
     const known = new Set(this.router.getOperations().map((op) => op.operationId));
-    for (const [operationId, handler] of Object.entries(handlers)) {
+    for (const operationId of Object.keys(this.handlers))
       if (!known.has(operationId) && !this.allowedHandlers.includes(operationId))
         throw new Error(`Unknown operationId ${operationId}. Refusing to register handler`);
-      this.handlers[operationId] = handler;
-    }
+    this.initialized = true;
+    for (const [name, handler] of Object.entries(this.securityHandlers ?? {}))
+      if (handler) this.registerSecurityHandler(name, handler);
     return this;
   }
 }
