@@ -150,7 +150,7 @@ async function main(): Promise<void> {
     worker =
       config.webhookWorker && !stopping ? await createWorker(database.db, config, logger, systemClock) : undefined;
     if (!stopping) {
-      worker?.start();
+      worker?.start({ idleFirst: true });
       // Expired idempotency keys (past their 24 h replay window) are deleted every 10 minutes.
       stopIdempotencyPurge = scheduleIdempotencyPurge(database.db, logger, systemClock);
     }

@@ -66,10 +66,16 @@ export class Worker {
     return total;
   }
 
-  start(): void {
+  /**
+   * Starts the loop. With `idleFirst` its first round waits one idle interval, as after a round that found nothing:
+   * a server starting gives its first requests the process first (on the embedded database the jobs' queries run in
+   * this process, and the first round's claims, planned for the first time, were ~45 ms in front of a restart's
+   * first request).
+   */
+  start(options: { idleFirst?: boolean } = {}): void {
     if (this.running) return;
     this.running = true;
-    this.loop = this.run();
+    this.loop = this.run(options.idleFirst ?? false);
   }
 
   /** Stops claiming; resolves once the work under way (attempts in flight included) is finished and recorded. */
@@ -90,21 +96,25 @@ export class Worker {
     }
   }
 
-  private async run(): Promise<void> {
+  private async run(idleFirst: boolean): Promise<void> {
     const idleMs = this.options.idleMs ?? 500;
+    if (idleFirst) await this.pause(idleMs);
     while (this.running) {
       const handled = await this.runJobsOnce();
-      if (handled === 0 && this.running) {
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, idleMs);
-          this.wake = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
-        this.wake = undefined;
-      }
+      if (handled === 0 && this.running) await this.pause(idleMs);
     }
+  }
+
+  /** Waits `ms`, or less if stop() wakes it. */
+  private async pause(ms: number): Promise<void> {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    this.wake = undefined;
   }
 
   private async runJobsOnce(): Promise<number> {
