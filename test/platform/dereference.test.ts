@@ -59,3 +59,10 @@ test('cycles, references to references, and dangling pointers as dereferenceSync
   expect(ours.components.schemas.Missing).toBeNull();
   expect(ours.notRefs).toEqual({ $ref: 7, text: '$ref' });
 });
+
+// src/http/api.ts runs openapi-backend 5.21's quick-mode init itself (to dereference in place): an upgrade must be
+// read against it, for a step a later init adds would be missed without a word.
+test('openapi-backend is the version whose init src/http/api.ts follows', () => {
+  const { version } = require('openapi-backend/package.json') as { version: string };
+  expect(version).toMatch(/^5\.21\./);
+});
