@@ -77,6 +77,11 @@ async function main(): Promise<void> {
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
   });
+  // A signal from the moment the port is bound is kept, and acted on once shutdown can run (below): with no handler,
+  // Node's default would end the process at once, in the middle of the start's steps.
+  let early: string | undefined;
+  const keep = (signal: string) => (early ??= signal);
+  process.on('SIGTERM', keep).on('SIGINT', keep);
   // The port is bound before the demo shop is made: a start that cannot listen leaves nothing behind, so the next
   // start (on a free port) still makes the demo and prints its keys, which are shown only once.
   await listen(server, config.port, config.host).catch(async (err: unknown) => {
@@ -87,7 +92,7 @@ async function main(): Promise<void> {
     await database.close();
     throw err;
   });
-  // Signals are handled from here on: the steps below (the demo shop and its keys, the worker) finish before shutdown
+  // From here on a signal shuts down: the steps below (the demo shop and its keys, the worker) finish before shutdown
   // closes what they use, so a signal during them still drains, prints the keys made and exits 0.
   let stopping = false;
   let worker: Awaited<ReturnType<typeof createWorker>> | undefined;
@@ -122,6 +127,7 @@ async function main(): Promise<void> {
       for (const s of sockets) s.destroy();
     }, config.shutdownGraceSeconds * 1000).unref();
   };
+  process.off('SIGTERM', keep).off('SIGINT', keep);
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
 
@@ -186,6 +192,7 @@ async function main(): Promise<void> {
       .catch((err: unknown) => logger.error('a request validator does not compile', { error: (err as Error).message }));
   };
   const startSteps = finishStart();
+  if (early) shutdown(early);
   await startSteps;
 }
 
