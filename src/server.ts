@@ -127,9 +127,11 @@ async function main(): Promise<void> {
       for (const s of sockets) s.destroy();
     }, config.shutdownGraceSeconds * 1000).unref();
   };
-  process.off('SIGTERM', keep).off('SIGINT', keep);
+  // Added before the keeper is removed: a signal's listeners never drop to none, for Node then stops watching the
+  // signal and a signal caught but not yet handed to a listener is lost (the process neither stops nor dies).
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+  process.off('SIGTERM', keep).off('SIGINT', keep);
 
   const finishStart = async () => {
     // Loaded only when used: the demo's fixture validator costs ~170 ms of every start otherwise.
