@@ -81,7 +81,9 @@ export async function programForUpdate(
 ): Promise<ResellerProgramRow> {
   await inShopForWrite(trx, shopId)
     .insertInto('reseller_programs', fresh)
-    .onConflict((oc) => oc.column('shop_id').doNothing())
+    // No conflict target: every unique index is an arbiter. The id is derived from the shop, so a racing first
+    // write can collide on the primary key before the shop_id index, and a conflict outside the arbiters aborts.
+    .onConflict((oc) => oc.doNothing())
     .execute();
   return inShop(trx, shopId).selectFrom('reseller_programs').selectAll().forUpdate().executeTakeFirstOrThrow();
 }

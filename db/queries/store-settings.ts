@@ -26,7 +26,9 @@ export async function storeSettingsForUpdate(
 ): Promise<StoreSettingsRow> {
   await inShopForWrite(trx, shopId)
     .insertInto('store_settings', fresh)
-    .onConflict((oc) => oc.column('shop_id').doNothing())
+    // No conflict target: every unique index is an arbiter. The id is derived from the shop, so a racing first
+    // write can collide on the primary key before the shop_id index, and a conflict outside the arbiters aborts.
+    .onConflict((oc) => oc.doNothing())
     .execute();
   return inShop(trx, shopId).selectFrom('store_settings').selectAll().forUpdate().executeTakeFirstOrThrow();
 }

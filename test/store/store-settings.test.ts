@@ -391,17 +391,19 @@ describe('additional domains', () => {
   });
 
   pgOnly(
-    'race: two branding writes at once both succeed, one after the other (one row, the last one wins)',
+    "race: a shop's first branding writes at once all succeed, one after the other (one row, the last one wins)",
     async () => {
-      const s = await newShop();
-      const results = await Promise.all([
-        putBranding(s, { ...branding, name: 'First' }),
-        putBranding(s, { ...branding, name: 'Second' }),
-      ]);
-      expect(results.map((r) => r.status)).toEqual([200, 200]);
-      const rows = await settingsRows(s);
-      expect(rows).toHaveLength(1);
-      expect(['First', 'Second']).toContain(rows[0]!.name);
+      // Many rounds: two first inserts meet in a narrow window (test/db/singleton-rows.test.ts holds the insert to
+      // it with more writers); where they met on the primary key, one of them answered 409 CONFLICT.
+      const names = ['First', 'Second', 'Third'];
+      for (let round = 0; round < 30; round++) {
+        const s = await newShop();
+        const results = await Promise.all(names.map((name) => putBranding(s, { ...branding, name })));
+        expect(results.map((r) => [r.status, r.body.error?.code])).toEqual(names.map(() => [200, undefined]));
+        const rows = await settingsRows(s);
+        expect(rows).toHaveLength(1);
+        expect(names).toContain(rows[0]!.name);
+      }
     },
   );
 });
