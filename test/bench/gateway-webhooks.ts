@@ -19,6 +19,7 @@
 import { sql, type Kysely } from 'kysely';
 import Stripe from 'stripe';
 import type { Database } from '../../db/tables';
+import { gatewayWebhookUrl } from '../../src/domain/payments/connect';
 import { createLogger } from '../../src/logger';
 import * as admin from '../../src/ops/admin';
 import { connectShopGateway } from '../../src/ops/gateway-admin';
@@ -64,7 +65,12 @@ export async function benchGatewayWebhooks(db: Kysely<Database>): Promise<Gatewa
   const full = await wholeStack(db, config);
   try {
     const hookPath = `/webhooks/gateways/stripe/${shop.id}`;
-    const creds = fake.createAccount({ livemode: false, webhookUrl: `${full.url}${hookPath}` });
+    // Registered at PUBLIC_URL's route (connect checks it), delivered to this run's server.
+    const creds = fake.createAccount({
+      livemode: false,
+      webhookUrl: `${full.url}${hookPath}`,
+      endpointUrl: gatewayWebhookUrl(config.publicUrl, 'STRIPE', shop.id),
+    });
     const webhookSecret = creds.STRIPE_WEBHOOK_SECRET!;
     await connectShopGateway(db, config, systemClock, {
       shopId: shop.id,

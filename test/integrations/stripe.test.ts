@@ -122,10 +122,10 @@ afterEach(async () => {
 });
 
 describe('connect', () => {
-  test('a good key passes the one cheap call; a wrong key is unauthorized', async () => {
+  test('a good key passes two reads (its balance, its webhook endpoints); a wrong key is unauthorized', async () => {
     const { account } = connect();
     await expect(provider.verifyCredentials(account, { webhookUrl: receiver.url })).resolves.toBeUndefined();
-    expect(fake.requests.map((r) => `${r.method} ${r.path}`)).toEqual(['GET /v1/balance']);
+    expect(fake.requests.map((r) => `${r.method} ${r.path}`)).toEqual(['GET /v1/balance', 'GET /v1/webhook_endpoints']);
 
     const wrong = { ...account, credentials: { ...account.credentials, secret_key: 'sk_test_notakeyatall1234567890' } };
     const error = await failure(provider.verifyCredentials(wrong, { webhookUrl: receiver.url }));

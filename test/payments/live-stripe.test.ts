@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
 import request from 'supertest';
 import type { Database } from '../../db/tables';
+import { gatewayWebhookUrl } from '../../src/domain/payments/connect';
 import { createStripeProvider } from '../../src/integrations/stripe';
 import { connectShopGateway } from '../../src/ops/gateway-admin';
 import { ManualClock } from '../../src/platform/clock';
@@ -33,6 +34,14 @@ let testCreds: Record<string, string>;
 let serialProduct: string;
 
 const webhookUrl = (shopId: string, code = 'stripe') => `${base}/webhooks/gateways/${code}/${shopId}`;
+/** A Stripe account whose endpoint is registered at the shop's route under PUBLIC_URL (connect checks it) and
+ *  delivers to this test's server. */
+const stripeAccount = (livemode: boolean, shopId: string) =>
+  fake.createAccount({
+    livemode,
+    webhookUrl: webhookUrl(shopId),
+    endpointUrl: gatewayWebhookUrl(t.config.publicUrl, 'STRIPE', shopId),
+  });
 
 async function connect(shopId: string, creds: Record<string, string>) {
   return connectShopGateway(
@@ -64,7 +73,7 @@ beforeAll(async () => {
     await t.db.selectFrom('shops').select('live_shop_id').where('id', '=', testShop).executeTakeFirstOrThrow()
   ).live_shop_id!;
   testKey = (await t.createKey(testShop, ['*'])).key;
-  testCreds = fake.createAccount({ livemode: false, webhookUrl: webhookUrl(testShop) });
+  testCreds = stripeAccount(false, testShop);
   const connection = await connect(testShop, testCreds);
   expect(connection).toMatchObject({ gateway: 'STRIPE', mode: 'test' });
   serialProduct = (
@@ -487,7 +496,7 @@ describe('case 8: mode walls', () => {
   });
 
   test('a test-mode webhook sent to the live shop’s route is refused', async () => {
-    const liveCreds = fake.createAccount({ livemode: true, webhookUrl: webhookUrl(liveShop) });
+    const liveCreds = stripeAccount(true, liveShop);
     await connect(liveShop, liveCreds);
     const { session_id, order } = await openPayment(4);
     await fake.pay(session_id, { webhooks: false });

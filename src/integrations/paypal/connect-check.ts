@@ -7,20 +7,12 @@
 // and the failure it announces is silent; the operator fixes it at once (the webhook's URL in the PayPal app, or
 // PUBLIC_URL) and connects again.
 import { ProviderError, type ConnectTarget, type ProviderAccount } from '../gateway-provider';
+import { sameUrl } from '../same-url';
 import { describeError, type PayPalClientOptions, PayPalClient } from './client';
 import { asWebhook } from './wire';
 
 /** The field as the operator gives it, spelled as connect names a missing field: environment, then stdin. */
 const webhookField = 'PAYPAL_WEBHOOK_ID ("webhook_id" on stdin)';
-
-/** Same address as PayPal and a URL parser see it: scheme and host case, default ports. */
-function sameUrl(a: string, b: string): boolean {
-  try {
-    return new URL(a).href === new URL(b).href;
-  } catch {
-    return false;
-  }
-}
 
 export async function verifyConnection(
   account: ProviderAccount,

@@ -1,8 +1,9 @@
 // What `gateway connect stripe` asks for and how it is checked: the key's own prefix says its mode (Stripe's
 // sk_live_/sk_test_, and rk_ for restricted keys), so a live key can never serve a test shop nor a test key a live one.
-import { type ConnectField, type ProviderAccount, ProviderError } from '../gateway-provider';
+import { type ConnectField, type ConnectTarget, type ProviderAccount, ProviderError } from '../gateway-provider';
 import { stripeClient, type StripeClientOptions, defaultMaxNetworkRetries } from './client';
 import { asProviderError, undocumented } from './errors';
+import { checkStripeWebhookEndpoint } from './webhook-endpoint-check';
 
 export const stripeFields: readonly ConnectField[] = [
   { name: 'secret_key', env: 'STRIPE_SECRET_KEY', secret: true },
@@ -24,8 +25,15 @@ export function stripeModeMismatch(credentials: Readonly<Record<string, string>>
   return null;
 }
 
-/** GET /v1/balance: the cheapest authenticated read; it also proves the key's mode is what the shop expects. */
-export async function verifyStripeCredentials(account: ProviderAccount, options: StripeClientOptions): Promise<void> {
+/**
+ * GET /v1/balance: the cheapest authenticated read; it also proves the key's mode is what the shop expects. Then the
+ * account's webhook endpoints: one must post this shop's events to `target` (webhook-endpoint-check.ts).
+ */
+export async function verifyStripeCredentials(
+  account: ProviderAccount,
+  target: ConnectTarget,
+  options: StripeClientOptions,
+): Promise<void> {
   const stripe = stripeClient(account, options);
   let balance;
   try {
@@ -46,4 +54,5 @@ export async function verifyStripeCredentials(account: ProviderAccount, options:
       `Stripe says this is a ${keyMode}-mode key; the shop is not in ${keyMode} mode.`,
     );
   }
+  await checkStripeWebhookEndpoint(stripe, target, options);
 }

@@ -22,7 +22,7 @@ export function createStripeProvider(options: StripeClientOptions = {}): Gateway
     defaultApiBase: () => 'https://api.stripe.com',
     fields: stripeFields,
     modeMismatch: stripeModeMismatch,
-    verifyCredentials: (account) => verifyStripeCredentials(account, options),
+    verifyCredentials: (account, target) => verifyStripeCredentials(account, target, options),
     startSession: (account, input) => startStripeSession(account, input, options),
     readSession: (account, sessionId) => readStripeSession(account, sessionId, options),
     refund: (account, request) => stripeRefund(account, request, options),

@@ -75,6 +75,20 @@ function disputeRef(event: Stripe.Event, dispute: Stripe.Dispute): string {
   return ref;
 }
 
+/**
+ * The events the switch below acts on: what a connected shop's Stripe webhook endpoint must send
+ * (src/integrations/stripe/webhook-endpoint-check.ts refuses a connection whose endpoint leaves one out).
+ */
+export const stripeEventTypes = [
+  'checkout.session.completed',
+  'checkout.session.async_payment_succeeded',
+  'checkout.session.async_payment_failed',
+  'checkout.session.expired',
+  'charge.refunded',
+  'charge.dispute.created',
+  'charge.dispute.closed',
+] as const satisfies readonly Stripe.Event.Type[];
+
 export async function stripeNotices(event: Stripe.Event, listRefunds: RefundLister): Promise<ProviderNotice[]> {
   switch (event.type) {
     case 'checkout.session.completed':

@@ -22,6 +22,7 @@ export const keptOperations: readonly (readonly [path: string, method: string])[
   ['/v1/refunds', 'post'],
   ['/v1/refunds', 'get'],
   ['/v1/balance', 'get'],
+  ['/v1/webhook_endpoints', 'get'],
 ];
 /** The resources webhook events carry in data.object, and the event envelope itself. */
 export const keptSchemas = ['event', 'checkout.session', 'charge', 'dispute', 'refund', 'error'] as const;

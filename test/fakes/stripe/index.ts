@@ -35,6 +35,12 @@ interface Account {
   webhookSecret: string;
   livemode: boolean;
   webhookUrl: string | undefined;
+  /** The endpoint's URL as the Dashboard lists it, when it is not where the fake delivers (see createAccount). */
+  endpointUrl: string | undefined;
+  /** Paths a restricted key (rk_) may not read: Stripe answers 403 naming the permission it lacks. */
+  denied: string[];
+  /** The account's one webhook endpoint (posting to webhookUrl, when set), as the Dashboard configured it. */
+  endpoint: { id: string; created: number; enabled: boolean; events: string[] };
 }
 
 interface SessionRecord {
@@ -84,6 +90,7 @@ function sharedCheck(): OpenApiCheck {
     ['/v1/refunds', 'POST'],
     ['/v1/refunds', 'GET'],
     ['/v1/balance', 'GET'],
+    ['/v1/webhook_endpoints', 'GET'],
   ] as const) {
     check.request(method, path, { query: {}, ...(method === 'POST' ? { body: {} } : {}) });
     check.response(method, path, 200, {});
@@ -158,7 +165,12 @@ export class StripeFake implements ProviderFake {
 
   // ---- ProviderFake: accounts and faults ----
 
-  createAccount(options: { livemode: boolean; webhookUrl?: string }): Record<string, string> {
+  /**
+   * A Stripe account with one webhook endpoint when `webhookUrl` is given, sending every event. `endpointUrl` is the
+   * address the endpoint is registered with when deliveries must go elsewhere: the server's PUBLIC_URL, which connect
+   * checks, where a test's server listens on another address (as a proxy in front of it would map them).
+   */
+  createAccount(options: { livemode: boolean; webhookUrl?: string; endpointUrl?: string }): Record<string, string> {
     const mode = options.livemode ? 'live' : 'test';
     const account: Account = {
       id: stripeId('acct', 16),
@@ -166,16 +178,47 @@ export class StripeFake implements ProviderFake {
       webhookSecret: `whsec_${stripeId('x', 32).slice(2)}`,
       livemode: options.livemode,
       webhookUrl: options.webhookUrl,
+      endpointUrl: options.endpointUrl,
+      denied: [],
+      endpoint: { id: stripeId('we', 24), created: now(), enabled: true, events: ['*'] },
     };
     this.accounts.push(account);
     return { STRIPE_SECRET_KEY: account.secretKey, STRIPE_WEBHOOK_SECRET: account.webhookSecret };
   }
 
   setWebhookUrl(credentials: Record<string, string>, url: string): void {
+    this.accountOf(credentials).webhookUrl = url;
+  }
+
+  /** What the Dashboard says of the account's endpoint: disabled, or sending only `events` (default every event). */
+  configureWebhookEndpoint(
+    credentials: Record<string, string>,
+    options: { enabled?: boolean; events?: string[] },
+  ): void {
+    const { endpoint } = this.accountOf(credentials);
+    if (options.enabled !== undefined) endpoint.enabled = options.enabled;
+    if (options.events !== undefined) endpoint.events = options.events;
+  }
+
+  /** Makes the account's key a restricted one (rk_) without read access to `paths`; returns its credentials. */
+  restrictKey(credentials: Record<string, string>, paths: string[]): Record<string, string> {
+    const account = this.accountOf(credentials);
+    account.secretKey = account.secretKey.replace(/^sk_/, 'rk_');
+    account.denied = paths;
+    return { STRIPE_SECRET_KEY: account.secretKey, STRIPE_WEBHOOK_SECRET: account.webhookSecret };
+  }
+
+  private accountOf(credentials: Record<string, string>): Account {
     const values = new Set(Object.values(credentials));
     const account = this.accounts.find((a) => values.has(a.secretKey) || values.has(a.webhookSecret));
     if (!account) throw new Error('No fake Stripe account has these credentials.');
-    account.webhookUrl = url;
+    return account;
+  }
+
+  /** Whether Stripe would send an event of `type` to the account's endpoint. */
+  private sendsTo(account: Account, type: string): boolean {
+    const { enabled, events } = account.endpoint;
+    return account.webhookUrl !== undefined && enabled && (events.includes('*') || events.includes(type));
   }
 
   failNext(fault: FakeFault, count = 1): void {
@@ -385,7 +428,7 @@ export class StripeFake implements ProviderFake {
       // A copy: later changes to the object must not rewrite what this event said.
       data: { object: structuredClone(object) },
       livemode: account.livemode,
-      pending_webhooks: account.webhookUrl ? 1 : 0,
+      pending_webhooks: this.sendsTo(account, type) ? 1 : 0,
       request: { id: null, idempotency_key: null },
       type,
     };
@@ -402,7 +445,7 @@ export class StripeFake implements ProviderFake {
       sends: [],
     };
     this.built.push({ webhook, account });
-    if (send && account.webhookUrl) await this.sender.deliver({ webhook, secret: account.webhookSecret });
+    if (send && this.sendsTo(account, type)) await this.sender.deliver({ webhook, secret: account.webhookSecret });
   }
 
   private createRefund(
@@ -487,6 +530,15 @@ export class StripeFake implements ProviderFake {
   private api(method: string, url: URL, raw: string, req: IncomingMessage, key: string | undefined): Answer {
     try {
       const account = this.authenticate(req);
+      if (account.denied.includes(url.pathname)) {
+        const masked = `${account.secretKey.slice(0, 8)}${'*'.repeat(8)}${account.secretKey.slice(-4)}`;
+        throw invalid(
+          `The provided key '${masked}' does not have the required permissions for this endpoint on account ` +
+            `'${account.id}'. Having the 'rak_webhook_read' permission would allow this request to continue.`,
+          {},
+          403,
+        );
+      }
       const query = qs.parse(url.search.slice(1), { depth: 10, arrayLimit: 100 });
       const body = method === 'POST' ? qs.parse(raw, { depth: 10, arrayLimit: 100 }) : undefined;
       const violations = this.check.request(method, url.pathname, { query, ...(body ? { body } : {}) });
@@ -576,6 +628,28 @@ export class StripeFake implements ProviderFake {
         .map((r) => r.refund)
         .reverse();
       return { status: 200, body: { object: 'list', data, has_more: false, url: '/v1/refunds' } };
+    }
+    if (method === 'GET' && path === '/v1/webhook_endpoints') {
+      const { endpoint } = account;
+      const url = account.endpointUrl ?? account.webhookUrl;
+      const data = url
+        ? [
+            {
+              id: endpoint.id,
+              object: 'webhook_endpoint',
+              api_version: null,
+              application: null,
+              created: endpoint.created,
+              description: null,
+              enabled_events: endpoint.events,
+              livemode: account.livemode,
+              metadata: {},
+              status: endpoint.enabled ? 'enabled' : 'disabled',
+              url,
+            },
+          ]
+        : [];
+      return { status: 200, body: { object: 'list', data, has_more: false, url: '/v1/webhook_endpoints' } };
     }
     throw invalid(`Unrecognized request URL (${method}: ${path}).`, {}, 404);
   }
