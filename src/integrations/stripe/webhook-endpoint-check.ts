@@ -16,7 +16,7 @@ import { stripeEventTypes } from './notices';
 const doing = 'listing the webhook endpoints';
 
 /** The events of ours an endpoint does not send (none when it sends every event). */
-export function missingStripeEvents(enabledEvents: readonly string[]): string[] {
+function missingStripeEvents(enabledEvents: readonly string[]): string[] {
   if (enabledEvents.includes('*')) return [];
   return stripeEventTypes.filter((type) => !enabledEvents.includes(type));
 }
