@@ -9,7 +9,7 @@ import type {
   ResellerStatus,
   ResellerTierRow,
 } from '../tables';
-import { inShop, inShopForWrite, type ReadDb, type ShopRow } from './shop-scope';
+import { inShop, inShopForWrite, shopSingletonForUpdate, type ReadDb, type ShopRow } from './shop-scope';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Tiers
@@ -79,13 +79,7 @@ export async function programForUpdate(
   shopId: string,
   fresh: ShopRow<'reseller_programs'>,
 ): Promise<ResellerProgramRow> {
-  await inShopForWrite(trx, shopId)
-    .insertInto('reseller_programs', fresh)
-    // No conflict target: every unique index is an arbiter. The id is derived from the shop, so a racing first
-    // write can collide on the primary key before the shop_id index, and a conflict outside the arbiters aborts.
-    .onConflict((oc) => oc.doNothing())
-    .execute();
-  return inShop(trx, shopId).selectFrom('reseller_programs').selectAll().forUpdate().executeTakeFirstOrThrow();
+  return shopSingletonForUpdate(trx, shopId, 'reseller_programs', fresh);
 }
 
 export interface ProgramChanges {

@@ -10,6 +10,7 @@ import {
   type InsertQueryBuilder,
   type InsertResult,
   type Kysely,
+  type Selectable,
   type SelectQueryBuilder,
   type Transaction,
   type UpdateQueryBuilder,
@@ -104,4 +105,31 @@ export function inShopForWrite(trx: Transaction<Database>, shopId: string): Shop
       return trx.insertInto(table).values(list.map((r) => ({ ...r, shop_id: shopId })) as never);
     },
   };
+}
+
+/** The tables holding one row per shop, inserted by the shop's first write of it (absent until then). */
+export type ShopSingletonTable = 'store_settings' | 'reseller_programs';
+
+/**
+ * The shop's row of `table`, inserted with `fresh` (the defaults) when it has none yet, locked until the transaction
+ * ends: two writers of it run one after the other. No conflict target: every unique index is an arbiter. The row's
+ * id is derived from the shop's, so a racing first write can collide on the primary key before the shop_id index,
+ * and a conflict outside the arbiters would abort it.
+ */
+export async function shopSingletonForUpdate<T extends ShopSingletonTable>(
+  trx: Transaction<Database>,
+  shopId: string,
+  table: T,
+  fresh: ShopRow<T>,
+): Promise<Selectable<Database[T]>> {
+  await inShopForWrite(trx, shopId)
+    .insertInto(table, fresh)
+    .onConflict((oc) => oc.doNothing())
+    .execute();
+  const row = await inShop(trx, shopId)
+    .selectFrom(table as ShopSingletonTable)
+    .selectAll()
+    .forUpdate()
+    .executeTakeFirstOrThrow();
+  return row as Selectable<Database[T]>;
 }

@@ -1,7 +1,7 @@
 // Store settings: the shop's one row of branding and layout (absent until the first write).
 import type { Transaction } from 'kysely';
 import type { Database, StoreSettingsRow } from '../tables';
-import { inShop, inShopForWrite, type ReadDb, type ShopRow } from './shop-scope';
+import { inShop, inShopForWrite, shopSingletonForUpdate, type ReadDb, type ShopRow } from './shop-scope';
 
 export async function storeSettingsOfShop(db: ReadDb, shopId: string): Promise<StoreSettingsRow | undefined> {
   return inShop(db, shopId).selectFrom('store_settings').selectAll().executeTakeFirst();
@@ -24,13 +24,7 @@ export async function storeSettingsForUpdate(
   shopId: string,
   fresh: ShopRow<'store_settings'>,
 ): Promise<StoreSettingsRow> {
-  await inShopForWrite(trx, shopId)
-    .insertInto('store_settings', fresh)
-    // No conflict target: every unique index is an arbiter. The id is derived from the shop, so a racing first
-    // write can collide on the primary key before the shop_id index, and a conflict outside the arbiters aborts.
-    .onConflict((oc) => oc.doNothing())
-    .execute();
-  return inShop(trx, shopId).selectFrom('store_settings').selectAll().forUpdate().executeTakeFirstOrThrow();
+  return shopSingletonForUpdate(trx, shopId, 'store_settings', fresh);
 }
 
 export type BrandingChanges = Pick<
